@@ -1,0 +1,493 @@
+//! Class-file parsing (JVMS §4). `parse` turns bytes into a [`ClassFile`] or a [`ClassFormatError`]
+//! that names the byte offset and what was expected there; it never panics on malformed input.
+
+mod constant_pool;
+pub mod descriptor;
+mod reader;
+
+pub use constant_pool::{decode_modified_utf8, Constant, ConstantPool, MemberRef};
+use reader::Reader;
+use std::sync::Arc;
+
+/// The newest class-file major version we run (Java 17).
+pub const MAX_MAJOR_VERSION: u16 = 61;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed class file at byte {offset}: expected {expected}")]
+pub struct ClassFormatError {
+    pub offset: usize,
+    pub expected: String,
+}
+
+pub mod access {
+    pub const PUBLIC: u16 = 0x0001;
+    pub const PRIVATE: u16 = 0x0002;
+    pub const PROTECTED: u16 = 0x0004;
+    pub const STATIC: u16 = 0x0008;
+    pub const FINAL: u16 = 0x0010;
+    pub const SYNCHRONIZED: u16 = 0x0020;
+    /// On classes, the same bit as SYNCHRONIZED: `invokespecial` selects from the superclass.
+    pub const SUPER: u16 = 0x0020;
+    pub const BRIDGE: u16 = 0x0040;
+    pub const VARARGS: u16 = 0x0080;
+    pub const NATIVE: u16 = 0x0100;
+    pub const INTERFACE: u16 = 0x0200;
+    pub const ABSTRACT: u16 = 0x0400;
+    pub const SYNTHETIC: u16 = 0x1000;
+    pub const ANNOTATION: u16 = 0x2000;
+    pub const ENUM: u16 = 0x4000;
+}
+
+#[derive(Debug, Clone)]
+pub struct ClassFile {
+    pub minor_version: u16,
+    pub major_version: u16,
+    pub constant_pool: ConstantPool,
+    pub access_flags: u16,
+    pub this_class: Arc<str>,
+    pub super_class: Option<Arc<str>>,
+    pub interfaces: Vec<Arc<str>>,
+    pub fields: Vec<FieldInfo>,
+    pub methods: Vec<MethodInfo>,
+    pub source_file: Option<Arc<str>>,
+    pub bootstrap_methods: Vec<BootstrapMethod>,
+    pub inner_classes: Vec<InnerClass>,
+    pub nest_host: Option<Arc<str>>,
+    pub nest_members: Vec<Arc<str>>,
+    pub record_components: Vec<RecordComponent>,
+    pub permitted_subclasses: Vec<Arc<str>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct FieldInfo {
+    pub access_flags: u16,
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+    pub constant_value: Option<u16>,
+    pub signature: Option<Arc<str>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MethodInfo {
+    pub access_flags: u16,
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+    pub code: Option<Code>,
+    pub exceptions: Vec<Arc<str>>,
+    pub signature: Option<Arc<str>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Code {
+    pub max_stack: u16,
+    pub max_locals: u16,
+    pub bytecode: Vec<u8>,
+    pub exception_table: Vec<ExceptionHandler>,
+    /// (start_pc, line_number), as javac wrote them.
+    pub line_numbers: Vec<(u16, u16)>,
+    pub local_variables: Vec<LocalVariable>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ExceptionHandler {
+    pub start_pc: u16,
+    pub end_pc: u16,
+    pub handler_pc: u16,
+    /// Constant-pool index of the caught class; 0 catches everything (`finally`).
+    pub catch_type: u16,
+}
+
+#[derive(Debug, Clone)]
+pub struct LocalVariable {
+    pub start_pc: u16,
+    pub length: u16,
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+    pub index: u16,
+}
+
+#[derive(Debug, Clone)]
+pub struct BootstrapMethod {
+    pub method_handle: u16,
+    pub arguments: Vec<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InnerClass {
+    pub inner_class: Option<Arc<str>>,
+    pub outer_class: Option<Arc<str>>,
+    pub inner_name: Option<Arc<str>>,
+    pub access_flags: u16,
+}
+
+#[derive(Debug, Clone)]
+pub struct RecordComponent {
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+}
+
+impl Code {
+    /// The source line of a bytecode index, from the LineNumberTable.
+    pub fn line_of(&self, bci: u16) -> Option<u16> {
+        self.line_numbers
+            .iter()
+            .filter(|(pc, _)| *pc <= bci)
+            .max_by_key(|(pc, _)| *pc)
+            .map(|(_, l)| *l)
+    }
+}
+
+impl ClassFile {
+    pub fn is_interface(&self) -> bool {
+        self.access_flags & access::INTERFACE != 0
+    }
+}
+
+/// Parses a class file. Versions newer than [`MAX_MAJOR_VERSION`] are refused by the loader, not here,
+/// so that tools can still read them.
+pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
+    let mut r = Reader::new(bytes);
+    let magic = r.u4("the magic number 0xCAFEBABE")?;
+    if magic != 0xCAFE_BABE {
+        return Err(ClassFormatError {
+            offset: 0,
+            expected: format!("the magic number 0xCAFEBABE (found {magic:#010X})"),
+        });
+    }
+    let minor_version = r.u2("minor_version")?;
+    let major_version = r.u2("major_version")?;
+    let cp = ConstantPool::parse(&mut r)?;
+    let access_flags = r.u2("access_flags")?;
+    let this_class = class_at(&cp, &mut r, "this_class")?;
+    let super_index = r.u2("super_class")?;
+    let super_class = if super_index == 0 {
+        None
+    } else {
+        Some(cp.class_name(super_index).map_err(|e| r.error(e))?.clone())
+    };
+    let n = r.u2("interfaces_count")?;
+    let mut interfaces = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        interfaces.push(class_at(&cp, &mut r, "an interface index")?);
+    }
+    let n = r.u2("fields_count")?;
+    let mut fields = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        fields.push(parse_field(&cp, &mut r)?);
+    }
+    let n = r.u2("methods_count")?;
+    let mut methods = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        methods.push(parse_method(&cp, &mut r)?);
+    }
+    let mut class = ClassFile {
+        minor_version,
+        major_version,
+        access_flags,
+        this_class,
+        super_class,
+        interfaces,
+        fields,
+        methods,
+        source_file: None,
+        bootstrap_methods: Vec::new(),
+        inner_classes: Vec::new(),
+        nest_host: None,
+        nest_members: Vec::new(),
+        record_components: Vec::new(),
+        permitted_subclasses: Vec::new(),
+        constant_pool: ConstantPool::default(),
+    };
+    let n = r.u2("attributes_count")?;
+    for _ in 0..n {
+        let (name, body) = attribute(&cp, &mut r)?;
+        let mut a = Reader::new(body);
+        let base = r.offset() - body.len();
+        let rebase = |e: ClassFormatError| ClassFormatError {
+            offset: base + e.offset,
+            expected: e.expected,
+        };
+        match &*name {
+            "SourceFile" => {
+                class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?)
+            }
+            "BootstrapMethods" => {
+                let count = a.u2("num_bootstrap_methods").map_err(rebase)?;
+                for _ in 0..count {
+                    let method_handle = a.u2("bootstrap_method_ref").map_err(rebase)?;
+                    let nargs = a.u2("num_bootstrap_arguments").map_err(rebase)?;
+                    let mut arguments = Vec::with_capacity(nargs as usize);
+                    for _ in 0..nargs {
+                        arguments.push(a.u2("bootstrap argument").map_err(rebase)?);
+                    }
+                    class.bootstrap_methods.push(BootstrapMethod {
+                        method_handle,
+                        arguments,
+                    });
+                }
+            }
+            "InnerClasses" => {
+                let count = a.u2("number_of_classes").map_err(rebase)?;
+                for _ in 0..count {
+                    let inner =
+                        optional_class(&cp, &mut a, "inner_class_info_index").map_err(rebase)?;
+                    let outer =
+                        optional_class(&cp, &mut a, "outer_class_info_index").map_err(rebase)?;
+                    let name_index = a.u2("inner_name_index").map_err(rebase)?;
+                    let inner_name = if name_index == 0 {
+                        None
+                    } else {
+                        Some(cp.utf8(name_index).map_err(|e| rebase(a.error(e)))?.clone())
+                    };
+                    let access_flags = a.u2("inner_class_access_flags").map_err(rebase)?;
+                    class.inner_classes.push(InnerClass {
+                        inner_class: inner,
+                        outer_class: outer,
+                        inner_name,
+                        access_flags,
+                    });
+                }
+            }
+            "NestHost" => {
+                class.nest_host = Some(class_at(&cp, &mut a, "host_class_index").map_err(rebase)?)
+            }
+            "NestMembers" | "PermittedSubclasses" => {
+                let count = a.u2("number_of_classes").map_err(rebase)?;
+                let mut list = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    list.push(class_at(&cp, &mut a, "a class index").map_err(rebase)?);
+                }
+                if &*name == "NestMembers" {
+                    class.nest_members = list;
+                } else {
+                    class.permitted_subclasses = list;
+                }
+            }
+            "Record" => {
+                let count = a.u2("components_count").map_err(rebase)?;
+                for _ in 0..count {
+                    let name = utf8_at(&cp, &mut a, "record component name").map_err(rebase)?;
+                    let descriptor =
+                        utf8_at(&cp, &mut a, "record component descriptor").map_err(rebase)?;
+                    let attrs = a.u2("record component attributes_count").map_err(rebase)?;
+                    for _ in 0..attrs {
+                        attribute(&cp, &mut a).map_err(rebase)?;
+                    }
+                    class
+                        .record_components
+                        .push(RecordComponent { name, descriptor });
+                }
+            }
+            _ => {}
+        }
+    }
+    if !r.at_end() {
+        return Err(r.error("the end of the class file"));
+    }
+    class.constant_pool = cp;
+    Ok(class)
+}
+
+fn class_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
+    let at = r.offset();
+    let i = r.u2(what)?;
+    cp.class_name(i).cloned().map_err(|e| ClassFormatError {
+        offset: at,
+        expected: format!("{what}: {e}"),
+    })
+}
+
+fn optional_class(
+    cp: &ConstantPool,
+    r: &mut Reader,
+    what: &str,
+) -> Result<Option<Arc<str>>, ClassFormatError> {
+    let at = r.offset();
+    let i = r.u2(what)?;
+    if i == 0 {
+        return Ok(None);
+    }
+    cp.class_name(i)
+        .cloned()
+        .map(Some)
+        .map_err(|e| ClassFormatError {
+            offset: at,
+            expected: format!("{what}: {e}"),
+        })
+}
+
+fn utf8_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
+    let at = r.offset();
+    let i = r.u2(what)?;
+    cp.utf8(i).cloned().map_err(|e| ClassFormatError {
+        offset: at,
+        expected: format!("{what}: {e}"),
+    })
+}
+
+/// Reads one attribute header and returns its name and body.
+fn attribute<'a>(
+    cp: &ConstantPool,
+    r: &mut Reader<'a>,
+) -> Result<(Arc<str>, &'a [u8]), ClassFormatError> {
+    let name = utf8_at(cp, r, "attribute_name_index")?;
+    let len = r.u4("attribute_length")? as usize;
+    Ok((name, r.bytes(len, "attribute body")?))
+}
+
+fn parse_field(cp: &ConstantPool, r: &mut Reader) -> Result<FieldInfo, ClassFormatError> {
+    let access_flags = r.u2("field access_flags")?;
+    let name = utf8_at(cp, r, "field name_index")?;
+    let descriptor = utf8_at(cp, r, "field descriptor_index")?;
+    if !descriptor::is_field_descriptor(&descriptor) {
+        return Err(r.error(format!("a field descriptor (found {descriptor:?})")));
+    }
+    let mut field = FieldInfo {
+        access_flags,
+        name,
+        descriptor,
+        constant_value: None,
+        signature: None,
+    };
+    let n = r.u2("field attributes_count")?;
+    for _ in 0..n {
+        let (name, body) = attribute(cp, r)?;
+        match &*name {
+            "ConstantValue" if body.len() == 2 => {
+                field.constant_value = Some(u16::from_be_bytes([body[0], body[1]]))
+            }
+            "Signature" if body.len() == 2 => {
+                field.signature = cp
+                    .utf8(u16::from_be_bytes([body[0], body[1]]))
+                    .ok()
+                    .cloned()
+            }
+            _ => {}
+        }
+    }
+    Ok(field)
+}
+
+fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFormatError> {
+    let access_flags = r.u2("method access_flags")?;
+    let name = utf8_at(cp, r, "method name_index")?;
+    let descriptor = utf8_at(cp, r, "method descriptor_index")?;
+    if descriptor::MethodDescriptor::parse(&descriptor).is_none() {
+        return Err(r.error(format!("a method descriptor (found {descriptor:?})")));
+    }
+    let mut method = MethodInfo {
+        access_flags,
+        name,
+        descriptor,
+        code: None,
+        exceptions: Vec::new(),
+        signature: None,
+    };
+    let n = r.u2("method attributes_count")?;
+    for _ in 0..n {
+        let (name, body) = attribute(cp, r)?;
+        let base = r.offset() - body.len();
+        let rebase = |e: ClassFormatError| ClassFormatError {
+            offset: base + e.offset,
+            expected: e.expected,
+        };
+        let mut a = Reader::new(body);
+        match &*name {
+            "Code" => method.code = Some(parse_code(cp, &mut a).map_err(rebase)?),
+            "Exceptions" => {
+                let count = a.u2("number_of_exceptions").map_err(rebase)?;
+                for _ in 0..count {
+                    method
+                        .exceptions
+                        .push(class_at(cp, &mut a, "exception class").map_err(rebase)?);
+                }
+            }
+            "Signature" if body.len() == 2 => {
+                method.signature = cp
+                    .utf8(u16::from_be_bytes([body[0], body[1]]))
+                    .ok()
+                    .cloned()
+            }
+            _ => {}
+        }
+    }
+    Ok(method)
+}
+
+fn parse_code(cp: &ConstantPool, r: &mut Reader) -> Result<Code, ClassFormatError> {
+    let max_stack = r.u2("max_stack")?;
+    let max_locals = r.u2("max_locals")?;
+    let len = r.u4("code_length")? as usize;
+    if len == 0 || len > 65535 {
+        return Err(r.error(format!("a code_length from 1 to 65535 (found {len})")));
+    }
+    let bytecode = r.bytes(len, "bytecode")?.to_vec();
+    let n = r.u2("exception_table_length")?;
+    let mut exception_table = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let h = ExceptionHandler {
+            start_pc: r.u2("start_pc")?,
+            end_pc: r.u2("end_pc")?,
+            handler_pc: r.u2("handler_pc")?,
+            catch_type: r.u2("catch_type")?,
+        };
+        if h.start_pc >= h.end_pc || h.end_pc as usize > len || h.handler_pc as usize >= len {
+            return Err(r.error("an exception handler whose pcs lie within the code"));
+        }
+        if h.catch_type != 0 && cp.class_name(h.catch_type).is_err() {
+            return Err(r.error("a catch_type naming a class"));
+        }
+        exception_table.push(h);
+    }
+    let mut code = Code {
+        max_stack,
+        max_locals,
+        bytecode,
+        exception_table,
+        line_numbers: Vec::new(),
+        local_variables: Vec::new(),
+    };
+    let n = r.u2("Code attributes_count")?;
+    for _ in 0..n {
+        let (name, body) = attribute(cp, r)?;
+        let base = r.offset() - body.len();
+        let rebase = |e: ClassFormatError| ClassFormatError {
+            offset: base + e.offset,
+            expected: e.expected,
+        };
+        let mut a = Reader::new(body);
+        match &*name {
+            "LineNumberTable" => {
+                let count = a.u2("line_number_table_length").map_err(rebase)?;
+                for _ in 0..count {
+                    let pc = a.u2("line start_pc").map_err(rebase)?;
+                    let line = a.u2("line_number").map_err(rebase)?;
+                    code.line_numbers.push((pc, line));
+                }
+            }
+            "LocalVariableTable" => {
+                let count = a.u2("local_variable_table_length").map_err(rebase)?;
+                for _ in 0..count {
+                    let start_pc = a.u2("local start_pc").map_err(rebase)?;
+                    let length = a.u2("local length").map_err(rebase)?;
+                    let name = utf8_at(cp, &mut a, "local name_index").map_err(rebase)?;
+                    let descriptor =
+                        utf8_at(cp, &mut a, "local descriptor_index").map_err(rebase)?;
+                    let index = a.u2("local index").map_err(rebase)?;
+                    code.local_variables.push(LocalVariable {
+                        start_pc,
+                        length,
+                        name,
+                        descriptor,
+                        index,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests;

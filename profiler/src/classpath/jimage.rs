@@ -1,0 +1,241 @@
+//! The JDK's `lib/modules` file (the jimage format): a hashed index of resources named
+//! `/module/parent/base.extension`, with `/packages/<pkg>` entries that map a package to its module.
+//! The file is read into memory once; lookups are a hash probe and a name check.
+
+use super::{ClassPathError, ClassSource, Origin};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+const MAGIC: u32 = 0xCAFE_DADA;
+const HASH_MULTIPLIER: u32 = 0x0100_0193;
+const HEADER_SIZE: usize = 28;
+
+// Location attribute kinds.
+const ATTR_END: u8 = 0;
+const ATTR_MODULE: u8 = 1;
+const ATTR_PARENT: u8 = 2;
+const ATTR_BASE: u8 = 3;
+const ATTR_EXTENSION: u8 = 4;
+const ATTR_OFFSET: u8 = 5;
+const ATTR_COMPRESSED: u8 = 6;
+const ATTR_UNCOMPRESSED: u8 = 7;
+
+pub struct JImage {
+    path: PathBuf,
+    data: Vec<u8>,
+    table_length: usize,
+    redirect: usize,
+    offsets: usize,
+    locations: usize,
+    strings: usize,
+    index_size: usize,
+    package_modules: Mutex<HashMap<String, Option<String>>>,
+}
+
+#[derive(Default)]
+struct Location {
+    attrs: [u64; 8],
+}
+
+fn hash(name: &[u8], seed: u32) -> u32 {
+    let mut h = seed;
+    for &b in name {
+        h = h.wrapping_mul(HASH_MULTIPLIER) ^ b as u32;
+    }
+    h & 0x7FFF_FFFF
+}
+
+impl JImage {
+    pub fn open(path: &Path) -> Result<Self, ClassPathError> {
+        let data = std::fs::read(path).map_err(|source| ClassPathError::Io {
+            path: path.into(),
+            source,
+        })?;
+        let bad = |reason: &str| ClassPathError::BadImage {
+            path: path.into(),
+            reason: reason.into(),
+        };
+        if data.len() < HEADER_SIZE {
+            return Err(bad("shorter than its header"));
+        }
+        let word = |i: usize| {
+            u32::from_le_bytes([
+                data[i * 4],
+                data[i * 4 + 1],
+                data[i * 4 + 2],
+                data[i * 4 + 3],
+            ])
+        };
+        if word(0) != MAGIC {
+            return Err(bad(
+                "wrong magic number (a big-endian image is not supported)",
+            ));
+        }
+        let table_length = word(4) as usize;
+        let locations_size = word(5) as usize;
+        let strings_size = word(6) as usize;
+        let redirect = HEADER_SIZE;
+        let offsets = redirect + table_length * 4;
+        let locations = offsets + table_length * 4;
+        let strings = locations + locations_size;
+        let index_size = strings + strings_size;
+        if index_size > data.len() || table_length == 0 {
+            return Err(bad("index larger than the file"));
+        }
+        Ok(JImage {
+            path: path.into(),
+            data,
+            table_length,
+            redirect,
+            offsets,
+            locations,
+            strings,
+            index_size,
+            package_modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn u32_at(&self, pos: usize) -> Option<u32> {
+        let b = self.data.get(pos..pos + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn string(&self, offset: u64) -> Option<&str> {
+        let start = self.strings + offset as usize;
+        let end = start
+            + self
+                .data
+                .get(start..self.index_size)?
+                .iter()
+                .position(|&b| b == 0)?;
+        std::str::from_utf8(&self.data[start..end]).ok()
+    }
+
+    fn location(&self, offset: usize) -> Option<Location> {
+        let mut loc = Location::default();
+        let mut p = self.locations + offset;
+        loop {
+            let b = *self.data.get(p)?;
+            let kind = b >> 3;
+            if kind == ATTR_END {
+                return Some(loc);
+            }
+            let len = (b & 7) as usize + 1;
+            let mut v = 0u64;
+            for i in 0..len {
+                v = (v << 8) | *self.data.get(p + 1 + i)? as u64;
+            }
+            *loc.attrs.get_mut(kind as usize)? = v;
+            p += 1 + len;
+        }
+    }
+
+    fn verify(&self, loc: &Location, name: &str) -> bool {
+        let mut rebuilt = String::with_capacity(name.len());
+        let part = |k: u8| self.string(loc.attrs[k as usize]).unwrap_or("");
+        let (module, parent, base, ext) = (
+            part(ATTR_MODULE),
+            part(ATTR_PARENT),
+            part(ATTR_BASE),
+            part(ATTR_EXTENSION),
+        );
+        if !module.is_empty() {
+            rebuilt.push('/');
+            rebuilt.push_str(module);
+            rebuilt.push('/');
+        }
+        if !parent.is_empty() {
+            rebuilt.push_str(parent);
+            rebuilt.push('/');
+        }
+        rebuilt.push_str(base);
+        if !ext.is_empty() {
+            rebuilt.push('.');
+            rebuilt.push_str(ext);
+        }
+        rebuilt == name
+    }
+
+    /// The bytes of the resource with this full name (`/java.base/java/lang/Object.class`).
+    pub fn resource(&self, name: &str) -> Result<Option<Vec<u8>>, ClassPathError> {
+        let bad = |reason: String| ClassPathError::BadImage {
+            path: self.path.clone(),
+            reason,
+        };
+        let bytes = name.as_bytes();
+        let index = hash(bytes, HASH_MULTIPLIER) as usize % self.table_length;
+        let redirect = self
+            .u32_at(self.redirect + index * 4)
+            .ok_or_else(|| bad("redirect table".into()))? as i32;
+        let slot = match redirect {
+            0 => return Ok(None),
+            r if r < 0 => (-1 - r) as usize,
+            r => hash(bytes, r as u32) as usize % self.table_length,
+        };
+        if slot >= self.table_length {
+            return Err(bad(format!("redirect of {name} out of range")));
+        }
+        let offset = self
+            .u32_at(self.offsets + slot * 4)
+            .ok_or_else(|| bad("offsets table".into()))? as usize;
+        let loc = self
+            .location(offset)
+            .ok_or_else(|| bad(format!("location of {name}")))?;
+        if !self.verify(&loc, name) {
+            return Ok(None);
+        }
+        if loc.attrs[ATTR_COMPRESSED as usize] != 0 {
+            return Err(bad(format!("{name} is compressed, which is not supported (an image made with jlink --compress)")));
+        }
+        let start = self.index_size + loc.attrs[ATTR_OFFSET as usize] as usize;
+        let size = loc.attrs[ATTR_UNCOMPRESSED as usize] as usize;
+        let body = self
+            .data
+            .get(start..start + size)
+            .ok_or_else(|| bad(format!("{name} lies beyond the file")))?;
+        Ok(Some(body.to_vec()))
+    }
+
+    /// The module that holds a package (`java/lang` → `java.base`), from `/packages/java.lang`.
+    pub fn module_of_package(&self, package: &str) -> Result<Option<String>, ClassPathError> {
+        if let Some(m) = self
+            .package_modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(package)
+        {
+            return Ok(m.clone());
+        }
+        let dotted = package.replace('/', ".");
+        let module = match self.resource(&format!("/packages/{dotted}"))? {
+            None => None,
+            Some(content) => content
+                .chunks_exact(8)
+                .find(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) == 0)
+                .or_else(|| content.chunks_exact(8).next())
+                .and_then(|c| self.string(u32::from_le_bytes([c[4], c[5], c[6], c[7]]) as u64))
+                .map(str::to_string),
+        };
+        self.package_modules
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(package.to_string(), module.clone());
+        Ok(module)
+    }
+}
+
+impl ClassSource for JImage {
+    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        let package = name.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+        let Some(module) = self.module_of_package(package)? else {
+            return Ok(None);
+        };
+        Ok(self
+            .resource(&format!("/{module}/{name}.class"))?
+            .map(|b| (b, Origin::Module(module))))
+    }
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+}

@@ -1,0 +1,113 @@
+//! Where class bytes come from: directories, jar files and the JDK's own `lib/modules` image,
+//! all behind one [`ClassSource`] trait and searched in order by a [`ClassPath`].
+
+mod jar;
+pub mod jdk;
+pub mod jimage;
+
+pub use jar::JarSource;
+pub use jdk::Jdk;
+pub use jimage::JImage;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClassPathError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid jar: {reason}")]
+    BadJar { path: PathBuf, reason: String },
+    #[error("{path} is not a jimage file: {reason}")]
+    BadImage { path: PathBuf, reason: String },
+    #[error("class path entry {0} does not exist")]
+    Missing(PathBuf),
+    #[error("no JDK found: set JAVA_HOME or put `java` on PATH")]
+    NoJdk,
+    #[error("the JDK at {0} has no lib/modules (a JDK 9 or newer is required)")]
+    NoModules(PathBuf),
+}
+
+/// Where a class came from: the JDK's module (for stack traces) or the user's class path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Module(String),
+    ClassPath,
+}
+
+/// A place that may hold classes, keyed by internal name (`java/lang/String`).
+pub trait ClassSource: Send + Sync {
+    fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError>;
+    fn describe(&self) -> String;
+}
+
+pub struct DirSource {
+    root: PathBuf,
+}
+
+impl DirSource {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        DirSource { root: root.into() }
+    }
+}
+
+impl ClassSource for DirSource {
+    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        let path = self.root.join(format!("{name}.class"));
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some((bytes, Origin::ClassPath))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(ClassPathError::Io { path, source }),
+        }
+    }
+    fn describe(&self) -> String {
+        self.root.display().to_string()
+    }
+}
+
+/// The boot image first, then the user's entries in order.
+#[derive(Default)]
+pub struct ClassPath {
+    sources: Vec<Box<dyn ClassSource>>,
+}
+
+impl ClassPath {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, source: Box<dyn ClassSource>) {
+        self.sources.push(source);
+    }
+
+    /// Adds the entries of a `-cp` string (`:`-separated directories and jars).
+    pub fn push_user_path(&mut self, cp: &str) -> Result<(), ClassPathError> {
+        for entry in std::env::split_paths(cp) {
+            if entry.as_os_str().is_empty() {
+                continue;
+            }
+            self.push(open_entry(&entry)?);
+        }
+        Ok(())
+    }
+
+    pub fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        for s in &self.sources {
+            if let Some(found) = s.find(internal_name)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
+    }
+}
+
+pub fn open_entry(path: &Path) -> Result<Box<dyn ClassSource>, ClassPathError> {
+    if path.is_dir() {
+        Ok(Box::new(DirSource::new(path)))
+    } else if path.is_file() {
+        Ok(Box::new(JarSource::open(path)?))
+    } else {
+        Err(ClassPathError::Missing(path.to_path_buf()))
+    }
+}

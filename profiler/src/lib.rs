@@ -1,0 +1,8 @@
+//! Bloatlens' profiler: an embedded, instrumented JVM ([`vm`]) that runs the real JDK class
+//! library from the user's JDK ([`classpath`]), reading class files with [`classfile`].
+//! The analyses and the report are built on the VM's [`vm::Tracker`] hooks.
+
+pub mod classfile;
+pub mod classpath;
+pub mod run;
+pub mod vm;

@@ -1,0 +1,92 @@
+//! One program run from start to end: locate the JDK, boot the VM, run `main`, report how it
+//! ended. The CLI and the tests call this; nothing here prints except the program itself.
+
+use crate::classpath::Jdk;
+use crate::vm::{Limits, NoTracker, Options, Outcome, Stats, Tracker, Vm, VmError};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub class_path: String,
+    pub main_class: String,
+    pub args: Vec<String>,
+    /// The JDK whose class library runs; None: `JAVA_HOME`, else `java` on `PATH`.
+    pub jdk: Option<PathBuf>,
+    pub limits: Limits,
+    /// Keep stdout/stderr in memory instead of writing them through.
+    pub capture: bool,
+}
+
+impl RunConfig {
+    pub fn new(class_path: impl Into<String>, main_class: impl Into<String>) -> Self {
+        RunConfig {
+            class_path: class_path.into(),
+            main_class: main_class.into(),
+            args: Vec::new(),
+            jdk: None,
+            limits: Limits::default(),
+            capture: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct RunResult {
+    pub outcome: Outcome,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub stats: Stats,
+    /// Time spent booting the JDK (initPhase1) before `main`.
+    pub boot_time: Duration,
+}
+
+impl RunResult {
+    /// The exit status `java` would have given.
+    pub fn status(&self) -> i32 {
+        match &self.outcome {
+            Outcome::Exited(s) => *s,
+            Outcome::UncaughtException(_) => 1,
+            Outcome::Stopped(_) => 2,
+        }
+    }
+}
+
+pub fn locate_jdk(explicit: Option<&PathBuf>) -> Result<Jdk, VmError> {
+    Ok(match explicit {
+        Some(home) => Jdk::at(home)?,
+        None => Jdk::locate()?,
+    })
+}
+
+/// Runs a program under the VM with the given tracker. Errors before `main` starts (no JDK,
+/// a class path entry missing, boot failure) are `Err`; everything after is in the outcome.
+pub fn run_with<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
+    let jdk = locate_jdk(config.jdk.as_ref())?;
+    let opts = Options {
+        jdk,
+        class_path: config.class_path.clone(),
+        limits: config.limits.clone(),
+        gc_interval_bytes: 64 << 20,
+    };
+    let started = std::time::Instant::now();
+    let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;
+    let boot_time = started.elapsed();
+    let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
+    let stats = vm.stats();
+    let (stdout, stderr) = vm.capture.take().unwrap_or_default();
+    Ok((
+        RunResult {
+            outcome,
+            stdout,
+            stderr,
+            stats,
+            boot_time,
+        },
+        vm.tracker,
+    ))
+}
+
+pub fn run(config: &RunConfig) -> Result<RunResult, VmError> {
+    run_with(config, NoTracker).map(|(r, _)| r)
+}

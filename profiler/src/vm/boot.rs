@@ -1,0 +1,245 @@
+//! Start-up, as HotSpot's `create_vm` does it: the core classes, the primitive classes, the
+//! `main` thread and its thread groups, `UnsafeConstants`, then `System.initPhase1` for real,
+//! so that `System.out` is the JDK's own PrintStream. Phases 2 and 3 (the module system and
+//! the system class loader) are replaced by one unnamed module: the VM sets the init level.
+//! Then `run_main` loads the user's class and runs `main`, and the shutdown hooks after it.
+
+use super::class::ClassId;
+use super::heap::{ObjData, Ref};
+use super::loader::LoadError;
+use super::{Fault, JThread, Outcome, Tracker, Vm, VmError, VmResult};
+
+/// java.lang.Thread.State RUNNABLE as HotSpot encodes it in `threadStatus`.
+const THREAD_STATUS_RUNNABLE: u64 = 0x0004 | 0x0001;
+
+impl<T: Tracker> Vm<T> {
+    fn boot_class(&mut self, name: &str) -> Result<ClassId, VmError> {
+        match self.load_class(name) {
+            Ok(c) => Ok(c),
+            Err(LoadError::NotFound(n)) => Err(VmError::Boot(format!("the JDK lacks {n}"))),
+            Err(LoadError::Fatal(e)) => Err(e),
+        }
+    }
+
+    fn boot_fault(&self, step: &str, f: Fault) -> VmError {
+        match f {
+            Fault::Fatal(e) => e,
+            Fault::Exception(e) => {
+                VmError::Boot(format!("{step} threw {}", self.describe_exception(e)))
+            }
+            Fault::Exit(s) => VmError::Boot(format!("{step} exited with status {s}")),
+        }
+    }
+
+    fn boot_init(&mut self, t: &mut JThread, name: &str) -> Result<ClassId, VmError> {
+        let c = self.boot_class(name)?;
+        self.initialize(t, c)
+            .map_err(|f| self.boot_fault(&format!("initializing {name}"), f))?;
+        Ok(c)
+    }
+
+    fn boot_call(
+        &mut self,
+        t: &mut JThread,
+        class: &str,
+        name: &str,
+        desc: &str,
+        args: &[u64],
+    ) -> Result<u64, VmError> {
+        let c = self.boot_class(class)?;
+        let m = self
+            .find_method(c, name, desc)
+            .ok_or_else(|| VmError::Boot(format!("the JDK lacks {class}.{name}{desc}")))?;
+        self.invoke(t, m, args)
+            .map_err(|f| self.boot_fault(&format!("{class}.{name}"), f))
+    }
+
+    pub(super) fn boot(&mut self, t: &mut JThread) -> Result<(), VmError> {
+        self.wk.object = self.boot_class("java/lang/Object")?;
+        self.wk.class = self.boot_class("java/lang/Class")?;
+        self.create_primitive_classes();
+        self.wk.string = self.boot_class("java/lang/String")?;
+        self.wk.byte_array = self.boot_class("[B")?;
+        let slot = |vm: &Self, c: &str, f: &str| -> Result<u32, VmError> {
+            let id = vm
+                .lookup_class(c)
+                .ok_or_else(|| VmError::Boot(format!("{c} not loaded")))?;
+            vm.field_slot(id, f)
+                .ok_or_else(|| VmError::Boot(format!("{c}.{f} missing")))
+        };
+        self.wk.string_value = slot(self, "java/lang/String", "value")?;
+        self.wk.string_coder = slot(self, "java/lang/String", "coder")?;
+        self.wk.class_component_type = self.field_slot(self.wk.class, "componentType");
+        let throwable = self.boot_class("java/lang/Throwable")?;
+        self.wk.throwable_backtrace = slot(self, "java/lang/Throwable", "backtrace")?;
+        self.wk.throwable_depth = self.field_slot(throwable, "depth");
+        let thread_class = self.boot_class("java/lang/Thread")?;
+        let group_class = self.boot_class("java/lang/ThreadGroup")?;
+
+        for c in [
+            "java/lang/Object",
+            "java/lang/String",
+            "java/lang/System",
+            "java/lang/Class",
+        ] {
+            self.boot_init(t, c)?;
+        }
+        self.boot_init(t, "java/lang/ThreadGroup")?;
+        self.boot_init(t, "java/lang/Thread")?;
+
+        // The main thread object must exist before any constructor asks for currentThread().
+        let thread = self.alloc_instance(thread_class);
+        t.obj = thread;
+        self.set_named(thread, "priority", 5);
+        if let Some(s) = self.field_slot(thread_class, "threadStatus") {
+            self.set_field(thread, s, THREAD_STATUS_RUNNABLE);
+        }
+        let system_group = self.alloc_instance(group_class);
+        self.extra_roots.push(system_group);
+        self.boot_call(
+            t,
+            "java/lang/ThreadGroup",
+            "<init>",
+            "()V",
+            &[system_group as u64],
+        )?;
+        let main_group = self.alloc_instance(group_class);
+        self.extra_roots.push(main_group);
+        let main_name = self.new_string("main");
+        self.pinned.push(main_name);
+        self.boot_call(
+            t,
+            "java/lang/ThreadGroup",
+            "<init>",
+            "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V",
+            &[main_group as u64, system_group as u64, main_name as u64],
+        )?;
+        self.boot_call(
+            t,
+            "java/lang/Thread",
+            "<init>",
+            "(Ljava/lang/ThreadGroup;Ljava/lang/String;)V",
+            &[thread as u64, main_group as u64, main_name as u64],
+        )?;
+        self.pinned.pop();
+
+        self.boot_init(t, "jdk/internal/misc/UnsafeConstants")?;
+        self.set_static("jdk/internal/misc/UnsafeConstants", "ADDRESS_SIZE0", 8);
+        self.set_static("jdk/internal/misc/UnsafeConstants", "PAGE_SIZE", 4096);
+        self.set_static("jdk/internal/misc/UnsafeConstants", "BIG_ENDIAN", 0);
+        self.set_static("jdk/internal/misc/UnsafeConstants", "UNALIGNED_ACCESS", 1);
+        for c in [
+            "java/lang/Module",
+            "java/lang/OutOfMemoryError",
+            "java/lang/NullPointerException",
+            "java/lang/ClassCastException",
+            "java/lang/ArrayStoreException",
+            "java/lang/ArithmeticException",
+            "java/lang/StackOverflowError",
+            "java/lang/IllegalMonitorStateException",
+            "java/lang/IllegalArgumentException",
+        ] {
+            self.boot_init(t, c)?;
+        }
+        self.boot_call(t, "java/lang/System", "initPhase1", "()V", &[])?;
+        // Stand-in for initPhase2/3: no module graph, no system class loader object.
+        for level in [2, 3, 4] {
+            self.boot_call(t, "jdk/internal/misc/VM", "initLevel", "(I)V", &[level])?;
+        }
+        self.booted = true;
+        Ok(())
+    }
+
+    /// Loads `main_class`, runs `main(args)`, then the JDK's shutdown sequence, as the `java`
+    /// launcher does. An uncaught exception is printed by the thread's uncaught-exception
+    /// handler (HotSpot's format) and gives status 1.
+    pub fn run_main(&mut self, t: &mut JThread, main_class: &str, args: &[String]) -> Outcome {
+        let internal = main_class.replace('.', "/");
+        let class = match self.load_class(&internal) {
+            Ok(c) => c,
+            Err(LoadError::NotFound(_)) => {
+                return Outcome::Stopped(VmError::MainClassNotFound(main_class.to_string()))
+            }
+            Err(LoadError::Fatal(e)) => return Outcome::Stopped(e),
+        };
+        let main = match self.find_declared_method(class, "main", "([Ljava/lang/String;)V") {
+            Some(m) if self.methods[m as usize].is_static() => m,
+            _ => return Outcome::Stopped(VmError::NoMainMethod(main_class.to_string())),
+        };
+        let result = self.run_main_method(t, class, main, args);
+        let outcome = match result {
+            Ok(()) => Outcome::Exited(0),
+            Err(Fault::Exit(s)) => return self.finish(Outcome::Exited(s)),
+            Err(Fault::Fatal(e)) => return self.finish(Outcome::Stopped(e)),
+            Err(Fault::Exception(e)) => {
+                let line = self.describe_exception(e);
+                self.report_uncaught(t, e);
+                Outcome::UncaughtException(line)
+            }
+        };
+        // Shutdown hooks run as on HotSpot's DestroyJavaVM.
+        let status = match &outcome {
+            Outcome::UncaughtException(_) => 1,
+            _ => 0,
+        };
+        match self.boot_call(t, "java/lang/Shutdown", "shutdown", "()V", &[]) {
+            Ok(_) => {}
+            Err(VmError::Boot(_)) => {}
+            Err(e) => return self.finish(Outcome::Stopped(e)),
+        }
+        let _ = status;
+        self.finish(outcome)
+    }
+
+    fn finish(&mut self, o: Outcome) -> Outcome {
+        self.flush_output();
+        o
+    }
+
+    fn run_main_method(
+        &mut self,
+        t: &mut JThread,
+        class: ClassId,
+        main: u32,
+        args: &[String],
+    ) -> VmResult<()> {
+        self.initialize(t, class)?;
+        let items: Vec<Option<String>> = args.iter().cloned().map(Some).collect();
+        let arr = self.new_string_array(&items)?;
+        self.invoke(t, main, &[arr as u64])?;
+        Ok(())
+    }
+
+    /// `Thread.dispatchUncaughtException`, which prints `Exception in thread "main" …` and the trace.
+    fn report_uncaught(&mut self, t: &mut JThread, e: Ref) {
+        t.frames.clear();
+        let thread = t.obj;
+        let printed = self
+            .lookup_class("java/lang/Thread")
+            .and_then(|c| {
+                self.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V")
+            })
+            .map(|m| self.invoke(t, m, &[thread as u64, e as u64]));
+        if !matches!(printed, Some(Ok(_))) {
+            let line = format!(
+                "Exception in thread \"main\" {}\n",
+                self.describe_exception(e)
+            );
+            self.write_output(2, line.as_bytes());
+        }
+    }
+
+    /// The program's heap objects of a class, for tests and tools.
+    pub fn count_instances(&self, class: &str) -> usize {
+        let Some(c) = self.lookup_class(class) else {
+            return 0;
+        };
+        (1..=self.heap.handle_count() as u32 * 2)
+            .filter(|&r| self.heap.is_live(r) && self.heap.get(r).class == c)
+            .count()
+    }
+
+    pub(super) fn object_data(&self, r: Ref) -> &ObjData {
+        &self.heap.get(r).data
+    }
+}

@@ -1,0 +1,205 @@
+//! The runtime shapes of classes and methods, after loading and linking.
+
+use super::decode::Code;
+use crate::classfile::descriptor::{Kind, MethodDescriptor};
+use crate::classfile::{access, ClassFile};
+use crate::classpath::Origin;
+use std::cell::{Cell, OnceCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+pub type ClassId = u32;
+pub type MethodId = u32;
+/// An interned (name, descriptor) pair: the key of virtual and interface dispatch.
+pub type SigId = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitState {
+    Linked,
+    /// `<clinit>` is running (on the only thread that can run it: ours).
+    Initializing,
+    Initialized,
+    /// `<clinit>` threw; later uses throw NoClassDefFoundError.
+    Failed,
+}
+
+/// The element type of an array class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    Boolean,
+    Byte,
+    Char,
+    Short,
+    Int,
+    Float,
+    Long,
+    Double,
+    Ref,
+}
+
+impl Elem {
+    pub fn from_descriptor(c: u8) -> Option<Elem> {
+        Some(match c {
+            b'Z' => Elem::Boolean,
+            b'B' => Elem::Byte,
+            b'C' => Elem::Char,
+            b'S' => Elem::Short,
+            b'I' => Elem::Int,
+            b'F' => Elem::Float,
+            b'J' => Elem::Long,
+            b'D' => Elem::Double,
+            b'L' | b'[' => Elem::Ref,
+            _ => return None,
+        })
+    }
+    /// The `newarray` type codes (JVMS §6.5.newarray).
+    pub fn from_atype(t: u8) -> Option<Elem> {
+        Some(match t {
+            4 => Elem::Boolean,
+            5 => Elem::Char,
+            6 => Elem::Float,
+            7 => Elem::Double,
+            8 => Elem::Byte,
+            9 => Elem::Short,
+            10 => Elem::Int,
+            11 => Elem::Long,
+            _ => return None,
+        })
+    }
+    pub fn descriptor(self) -> char {
+        match self {
+            Elem::Boolean => 'Z',
+            Elem::Byte => 'B',
+            Elem::Char => 'C',
+            Elem::Short => 'S',
+            Elem::Int => 'I',
+            Elem::Float => 'F',
+            Elem::Long => 'J',
+            Elem::Double => 'D',
+            Elem::Ref => 'L',
+        }
+    }
+    /// Bytes per element, as HotSpot lays arrays out (references compressed to 4).
+    pub fn size(self) -> usize {
+        match self {
+            Elem::Boolean | Elem::Byte => 1,
+            Elem::Char | Elem::Short => 2,
+            Elem::Int | Elem::Float | Elem::Ref => 4,
+            Elem::Long | Elem::Double => 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClassKind {
+    Instance,
+    Array {
+        elem: Elem,
+        component: ClassId,
+        dims: u8,
+    },
+    /// `int.class` and friends; `void` too.
+    Primitive(char),
+}
+
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+    pub access: u16,
+    /// Instance fields: index into the object's slots. Static fields: index into the VM's statics.
+    pub slot: u32,
+    pub constant_value: Option<u16>,
+}
+
+impl Field {
+    pub fn is_static(&self) -> bool {
+        self.access & access::STATIC != 0
+    }
+    pub fn kind(&self) -> Kind {
+        crate::classfile::descriptor::field_kind(&self.descriptor)
+    }
+}
+
+pub struct Class {
+    pub id: ClassId,
+    /// Internal name: `java/lang/String`, `[I`, or the primitive's name (`int`).
+    pub name: Arc<str>,
+    pub access: u16,
+    pub kind: ClassKind,
+    pub super_class: Option<ClassId>,
+    pub interfaces: Vec<ClassId>,
+    pub file: Option<Rc<ClassFile>>,
+    pub origin: Origin,
+    /// Declared fields, static and instance.
+    pub fields: Vec<Field>,
+    /// Instance slots, inherited ones included.
+    pub instance_slots: u32,
+    /// Instance slots that hold references, inherited ones included (the GC scans these).
+    pub ref_slots: Vec<u32>,
+    pub methods: Vec<MethodId>,
+    pub vtable: Vec<MethodId>,
+    /// Every instance method this class answers to, by signature (own, inherited, default).
+    pub dispatch: HashMap<SigId, MethodId>,
+    /// Every superclass and superinterface, and the class itself, sorted (for subtype tests).
+    pub supertypes: Vec<ClassId>,
+    pub mirror: Cell<u32>,
+    pub init: Cell<InitState>,
+    /// Resolved class references of the constant pool, by index (0 = not yet).
+    pub class_refs: Vec<Cell<ClassId>>,
+}
+
+impl Class {
+    pub fn is_interface(&self) -> bool {
+        self.access & access::INTERFACE != 0
+    }
+    pub fn is_array(&self) -> bool {
+        matches!(self.kind, ClassKind::Array { .. })
+    }
+    /// The name as Java shows it: `java.lang.String`, `[I`, `[Ljava.lang.String;`.
+    pub fn java_name(&self) -> String {
+        self.name.replace('/', ".")
+    }
+    pub fn field(&self, name: &str, descriptor: Option<&str>) -> Option<&Field> {
+        self.fields
+            .iter()
+            .find(|f| &*f.name == name && descriptor.is_none_or(|d| &*f.descriptor == d))
+    }
+}
+
+pub struct Method {
+    pub id: MethodId,
+    pub class: ClassId,
+    pub name: Arc<str>,
+    pub descriptor: Arc<str>,
+    pub access: u16,
+    pub sig: SigId,
+    pub parsed: MethodDescriptor,
+    /// Slots the arguments take, the receiver included.
+    pub arg_slots: u16,
+    pub raw: Option<crate::classfile::Code>,
+    pub code: OnceCell<Rc<Code>>,
+    pub vindex: Option<u32>,
+}
+
+impl Method {
+    pub fn is_static(&self) -> bool {
+        self.access & access::STATIC != 0
+    }
+    pub fn is_native(&self) -> bool {
+        self.access & access::NATIVE != 0
+    }
+    pub fn is_abstract(&self) -> bool {
+        self.access & access::ABSTRACT != 0
+    }
+    pub fn is_private(&self) -> bool {
+        self.access & access::PRIVATE != 0
+    }
+    pub fn is_synchronized(&self) -> bool {
+        self.access & access::SYNCHRONIZED != 0
+    }
+    pub fn line_of(&self, bci: u16) -> Option<u16> {
+        self.raw.as_ref().and_then(|c| c.line_of(bci))
+    }
+}

@@ -1,0 +1,271 @@
+//! Java exceptions raised by the VM itself (with HotSpot's messages), stack traces
+//! (`Throwable.fillInStackTrace` and `StackTraceElement`), budgets and the stack-depth cap.
+
+use super::class::{ClassId, ClassKind, MethodId};
+use super::heap::{ObjData, Ref};
+use super::loader::LoadError;
+use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
+use crate::classpath::Origin;
+
+/// Frames allowed beyond the cap while the StackOverflowError itself is being built.
+const OVERFLOW_SLACK: usize = 200;
+
+impl<T: Tracker> Vm<T> {
+    /// Creates and returns (as a fault to propagate) a new exception of class `name`.
+    pub fn throw_new(&mut self, t: &mut JThread, name: &str, message: Option<&str>) -> Fault {
+        match self.new_throwable(t, name, message) {
+            Ok(e) => Fault::Exception(e),
+            Err(f) => f,
+        }
+    }
+
+    fn new_throwable(
+        &mut self,
+        t: &mut JThread,
+        name: &str,
+        message: Option<&str>,
+    ) -> VmResult<Ref> {
+        let class = match self.load_class(name) {
+            Ok(c) => c,
+            Err(LoadError::NotFound(n)) => {
+                return Err(Fault::Fatal(VmError::Internal(format!(
+                    "exception class {n} missing"
+                ))))
+            }
+            Err(LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
+        };
+        self.initialize(t, class)?;
+        let obj = self.alloc_instance(class);
+        self.pinned.push(obj);
+        let msg = message.map(|m| self.new_string(m)).unwrap_or(0);
+        let result = match self.find_method(class, "<init>", "(Ljava/lang/String;)V") {
+            Some(ctor) => self.invoke(t, ctor, &[obj as u64, msg as u64]),
+            None => Err(Fault::Fatal(VmError::Internal(format!(
+                "{name} has no (String) constructor"
+            )))),
+        };
+        self.pinned.pop();
+        result.map(|_| obj)
+    }
+
+    pub(super) fn throw_npe(&mut self, t: &mut JThread) -> Fault {
+        self.throw_new(t, "java/lang/NullPointerException", None)
+    }
+
+    pub(super) fn throw_index(&mut self, t: &mut JThread, index: i32, len: usize) -> Fault {
+        let msg = format!("Index {index} out of bounds for length {len}");
+        self.throw_new(t, "java/lang/ArrayIndexOutOfBoundsException", Some(&msg))
+    }
+
+    pub(super) fn throw_oom(&mut self, t: &mut JThread, msg: &str) -> Fault {
+        self.throw_new(t, "java/lang/OutOfMemoryError", Some(msg))
+    }
+
+    /// HotSpot's ClassCastException message, module and loader included.
+    pub(super) fn throw_class_cast(
+        &mut self,
+        t: &mut JThread,
+        from: ClassId,
+        to: ClassId,
+    ) -> Fault {
+        let (a, b) = (
+            self.classes[from as usize].java_name(),
+            self.classes[to as usize].java_name(),
+        );
+        let (ma, mb) = (self.module_description(from), self.module_description(to));
+        let msg = if ma == mb {
+            format!("class {a} cannot be cast to class {b} ({a} and {b} are in {ma})")
+        } else {
+            format!("class {a} cannot be cast to class {b} ({a} is in {ma}; {b} is in {mb})")
+        };
+        self.throw_new(t, "java/lang/ClassCastException", Some(&msg))
+    }
+
+    fn module_description(&self, c: ClassId) -> String {
+        let mut c = c;
+        while let ClassKind::Array { component, .. } = self.classes[c as usize].kind {
+            c = component;
+        }
+        match &self.classes[c as usize].origin {
+            Origin::Module(m) => format!("module {m} of loader 'bootstrap'"),
+            Origin::ClassPath => "unnamed module of loader 'app'".to_string(),
+        }
+    }
+
+    pub(super) fn depth_limit(&self) -> usize {
+        self.opts.limits.max_stack_depth + self.depth_slack
+    }
+
+    pub(super) fn stack_overflow(&mut self, t: &mut JThread) -> Fault {
+        if self.depth_slack > 0 {
+            return Fault::Fatal(VmError::Internal(
+                "stack overflow while building a StackOverflowError".into(),
+            ));
+        }
+        self.depth_slack = OVERFLOW_SLACK;
+        let f = self.throw_new(t, "java/lang/StackOverflowError", None);
+        self.depth_slack = 0;
+        f
+    }
+
+    /// Called every so many instructions (at backward branches): instruction and time budgets.
+    pub(super) fn check_budgets(&mut self) -> VmResult<()> {
+        let limits = &self.opts.limits;
+        if self.instructions >= limits.max_instructions {
+            return Err(Fault::Fatal(VmError::InstructionBudget(self.instructions)));
+        }
+        let elapsed = self.elapsed();
+        if elapsed >= limits.max_wall {
+            return Err(Fault::Fatal(VmError::TimeBudget(elapsed)));
+        }
+        self.next_check = (self.instructions + (1 << 20)).min(limits.max_instructions);
+        Ok(())
+    }
+
+    /// `Throwable.fillInStackTrace(int)`: records (method, bci) of every frame below the
+    /// throwable's own construction into a `long[]` backtrace.
+    pub(super) fn fill_in_stack_trace(&mut self, t: &mut JThread, throwable: Ref) -> VmResult<()> {
+        let tclass = self.heap.get(throwable).class;
+        let mut frames = t.frames.iter().rev().peekable();
+        while let Some(f) = frames.peek() {
+            if &*self.methods[f.method as usize].name == "fillInStackTrace" {
+                frames.next();
+            } else {
+                break;
+            }
+        }
+        while let Some(f) = frames.peek() {
+            let m = &self.methods[f.method as usize];
+            if &*m.name == "<init>" && self.is_subtype(tclass, m.class) {
+                frames.next();
+            } else {
+                break;
+            }
+        }
+        let trace: Vec<i64> = frames
+            .map(|f| {
+                let bci = f
+                    .code
+                    .bci
+                    .get(f.pc.saturating_sub(1) as usize)
+                    .copied()
+                    .unwrap_or(0);
+                ((f.method as i64) << 32) | bci as i64
+            })
+            .collect();
+        let long_array = self
+            .load_class("[J")
+            .map_err(|_| VmError::Internal("[J".into()))?;
+        let depth = trace.len();
+        let bt = self.heap.alloc(long_array, ObjData::Longs(trace.into()));
+        let (bslot, dslot) = (self.wk.throwable_backtrace, self.wk.throwable_depth);
+        if let ObjData::Fields(f) = &mut self.heap.get_mut(throwable).data {
+            f[bslot as usize] = bt as u64;
+            if let Some(d) = dslot {
+                f[d as usize] = depth as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The (method, bci) pairs of a backtrace made by `fill_in_stack_trace`.
+    pub(super) fn decode_backtrace(&self, backtrace: Ref) -> Vec<(MethodId, u16)> {
+        match backtrace {
+            0 => Vec::new(),
+            r => match &self.heap.get(r).data {
+                ObjData::Longs(v) => v
+                    .iter()
+                    .map(|&x| ((x >> 32) as MethodId, x as u16))
+                    .collect(),
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// `StackTraceElement.initStackTraceElements`: fills each element from the backtrace.
+    pub(super) fn init_stack_trace_elements(
+        &mut self,
+        elements: Ref,
+        backtrace: Ref,
+        depth: usize,
+    ) -> VmResult<()> {
+        let frames = self.decode_backtrace(backtrace);
+        let targets: Vec<Ref> = match &self.heap.get(elements).data {
+            ObjData::Refs(v) => v.to_vec(),
+            _ => return Ok(()),
+        };
+        for (i, &ste) in targets.iter().enumerate().take(depth.min(frames.len())) {
+            let (m, bci) = frames[i];
+            self.fill_stack_trace_element(ste, m, bci)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn fill_stack_trace_element(
+        &mut self,
+        ste: Ref,
+        m: MethodId,
+        bci: u16,
+    ) -> VmResult<()> {
+        let method = &self.methods[m as usize];
+        let class = method.class;
+        let line: i32 = if method.is_native() {
+            -2
+        } else {
+            method.line_of(bci).map(|l| l as i32).unwrap_or(-1)
+        };
+        let method_name = method.name.clone();
+        let c = &self.classes[class as usize];
+        let class_name = c.java_name();
+        let file = c.file.as_ref().and_then(|f| f.source_file.clone());
+        let module = match &c.origin {
+            Origin::Module(m) => Some(m.clone()),
+            Origin::ClassPath => None,
+        };
+        let ste_class = self.heap.get(ste).class;
+        let slot = |vm: &Self, n: &str| vm.field_slot(ste_class, n);
+        let mirror = self.mirror(class);
+        let values = [
+            ("declaringClassObject", mirror as u64),
+            ("declaringClass", self.intern_str(&class_name) as u64),
+            ("methodName", self.intern_str(&method_name) as u64),
+            (
+                "fileName",
+                file.map(|f| self.intern_str(&f) as u64).unwrap_or(0),
+            ),
+            ("lineNumber", line as u32 as u64),
+            (
+                "moduleName",
+                module.map(|m| self.intern_str(&m) as u64).unwrap_or(0),
+            ),
+        ];
+        for (name, v) in values {
+            if let Some(s) = slot(self, name) {
+                if let ObjData::Fields(f) = &mut self.heap.get_mut(ste).data {
+                    f[s as usize] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A one-line description of an exception object: `java.lang.RuntimeException: message`.
+    pub fn describe_exception(&self, e: Ref) -> String {
+        let class = self.classes[self.heap.get(e).class as usize].java_name();
+        let msg = self
+            .classes
+            .iter()
+            .find(|c| &*c.name == "java/lang/Throwable")
+            .and_then(|c| c.field("detailMessage", None))
+            .and_then(|f| match &self.heap.get(e).data {
+                ObjData::Fields(v) => Some(v[f.slot as usize] as Ref),
+                _ => None,
+            })
+            .filter(|&r| r != 0)
+            .map(|r| self.rust_string(r));
+        match msg {
+            Some(m) => format!("{class}: {m}"),
+            None => class,
+        }
+    }
+}

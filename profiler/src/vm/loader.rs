@@ -1,0 +1,663 @@
+//! Loading, linking and initialization (JVMS §5). Loading parses a class file and links it at
+//! once: field slots, static slots, the vtable, the by-signature dispatch table (with default
+//! methods) and the sorted supertype list. Initialization runs `<clinit>` on first active use.
+
+use super::class::{Class, ClassId, ClassKind, Elem, Field, InitState, Method, MethodId};
+use super::heap::{ObjData, Ref};
+use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
+use crate::classfile::descriptor::{Kind, MethodDescriptor};
+use crate::classfile::{self, access, Constant};
+use crate::classpath::Origin;
+use std::cell::{Cell, OnceCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Why a class could not be loaded. `NotFound` becomes a NoClassDefFoundError in Java;
+/// the rest end the run with a clear message.
+#[derive(Debug)]
+pub enum LoadError {
+    NotFound(String),
+    Fatal(VmError),
+}
+
+impl From<VmError> for LoadError {
+    fn from(e: VmError) -> Self {
+        LoadError::Fatal(e)
+    }
+}
+
+pub const PRIMITIVES: [(&str, char); 9] = [
+    ("boolean", 'Z'),
+    ("byte", 'B'),
+    ("char", 'C'),
+    ("short", 'S'),
+    ("int", 'I'),
+    ("float", 'F'),
+    ("long", 'J'),
+    ("double", 'D'),
+    ("void", 'V'),
+];
+
+impl<T: Tracker> Vm<T> {
+    pub fn lookup_class(&self, name: &str) -> Option<ClassId> {
+        self.class_by_name.get(name).copied()
+    }
+
+    pub fn class(&self, id: ClassId) -> &Class {
+        &self.classes[id as usize]
+    }
+
+    /// Loads (and links) a class by internal name, or finds it loaded.
+    pub fn load_class(&mut self, name: &str) -> Result<ClassId, LoadError> {
+        if let Some(id) = self.lookup_class(name) {
+            return Ok(id);
+        }
+        if name.starts_with('[') {
+            return self.load_array_class(name);
+        }
+        let (bytes, origin) = match self.class_path.find(name).map_err(VmError::from)? {
+            Some(found) => found,
+            None => return Err(LoadError::NotFound(name.to_string())),
+        };
+        self.define_class(name, &bytes, origin)
+    }
+
+    /// Loads a class, turning "not found" into a thrown NoClassDefFoundError.
+    pub fn load_or_throw(&mut self, t: &mut JThread, name: &str) -> VmResult<ClassId> {
+        match self.load_class(name) {
+            Ok(id) => Ok(id),
+            Err(LoadError::NotFound(n)) => {
+                Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n)))
+            }
+            Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
+        }
+    }
+
+    pub fn define_class(
+        &mut self,
+        name: &str,
+        bytes: &[u8],
+        origin: Origin,
+    ) -> Result<ClassId, LoadError> {
+        let file = classfile::parse(bytes).map_err(|error| VmError::ClassFormat {
+            class: name.replace('/', "."),
+            error,
+        })?;
+        if file.major_version > classfile::MAX_MAJOR_VERSION {
+            return Err(LoadError::Fatal(VmError::UnsupportedVersion {
+                class: name.replace('/', "."),
+                major: file.major_version,
+                max: classfile::MAX_MAJOR_VERSION,
+            }));
+        }
+        if &*file.this_class != name {
+            return Err(LoadError::NotFound(format!(
+                "{name} (wrong name: {})",
+                file.this_class
+            )));
+        }
+        let super_class = match &file.super_class {
+            Some(s) => Some(self.load_class(s)?),
+            None => None,
+        };
+        let mut interfaces = Vec::with_capacity(file.interfaces.len());
+        for i in &file.interfaces {
+            interfaces.push(self.load_class(i)?);
+        }
+        let id = self.classes.len() as ClassId;
+
+        // Fields: instance slots continue the superclass's; statics get global slots.
+        let (mut instance_slots, mut ref_slots) = match super_class {
+            Some(s) => (
+                self.classes[s as usize].instance_slots,
+                self.classes[s as usize].ref_slots.clone(),
+            ),
+            None => (0, Vec::new()),
+        };
+        let mut fields = Vec::with_capacity(file.fields.len());
+        for f in &file.fields {
+            let is_ref = matches!(f.descriptor.as_bytes()[0], b'L' | b'[');
+            let slot = if f.access_flags & access::STATIC != 0 {
+                let s = self.statics.len() as u32;
+                self.statics.push(0);
+                if is_ref {
+                    self.static_ref_slots.push(s);
+                }
+                s
+            } else {
+                let s = instance_slots;
+                instance_slots += 1;
+                if is_ref {
+                    ref_slots.push(s);
+                }
+                s
+            };
+            fields.push(Field {
+                name: f.name.clone(),
+                descriptor: f.descriptor.clone(),
+                access: f.access_flags,
+                slot,
+                constant_value: f.constant_value,
+            });
+        }
+        if name == "java/lang/Class" {
+            // The hidden link from a mirror to its VM class.
+            self.wk.class_id_slot = instance_slots;
+            instance_slots += 1;
+        }
+
+        // Methods.
+        let mut methods = Vec::with_capacity(file.methods.len());
+        for m in &file.methods {
+            let mid = self.methods.len() as MethodId;
+            let parsed =
+                MethodDescriptor::parse(&m.descriptor).expect("descriptor checked by the parser");
+            let is_static = m.access_flags & access::STATIC != 0;
+            let arg_slots = parsed.param_slots() as u16 + if is_static { 0 } else { 1 };
+            let sig = self.sig(&m.name, &m.descriptor);
+            self.methods.push(Method {
+                id: mid,
+                class: id,
+                name: m.name.clone(),
+                descriptor: m.descriptor.clone(),
+                access: m.access_flags,
+                sig,
+                parsed,
+                arg_slots,
+                raw: m.code.clone(),
+                code: OnceCell::new(),
+                vindex: None,
+            });
+            methods.push(mid);
+        }
+
+        let is_interface = file.access_flags & access::INTERFACE != 0;
+        let (vtable, dispatch) =
+            self.build_dispatch(super_class, &interfaces, &methods, is_interface);
+        let mut supertypes = vec![id];
+        if let Some(s) = super_class {
+            supertypes.extend_from_slice(&self.classes[s as usize].supertypes);
+        }
+        for &i in &interfaces {
+            supertypes.extend_from_slice(&self.classes[i as usize].supertypes);
+        }
+        supertypes.sort_unstable();
+        supertypes.dedup();
+        let cp_len = file.constant_pool.len();
+        self.classes.push(Class {
+            id,
+            name: Arc::from(name),
+            access: file.access_flags,
+            kind: ClassKind::Instance,
+            super_class,
+            interfaces,
+            file: Some(Rc::new(file)),
+            origin,
+            fields,
+            instance_slots,
+            ref_slots,
+            methods,
+            vtable,
+            dispatch,
+            supertypes,
+            mirror: Cell::new(0),
+            init: Cell::new(InitState::Linked),
+            class_refs: (0..cp_len).map(|_| Cell::new(ClassId::MAX)).collect(),
+        });
+        self.class_by_name.insert(Arc::from(name), id);
+        Ok(id)
+    }
+
+    /// The vtable (class methods by index) and the dispatch table (every instance method the class
+    /// answers to, by signature, default methods included).
+    fn build_dispatch(
+        &mut self,
+        super_class: Option<ClassId>,
+        interfaces: &[ClassId],
+        own: &[MethodId],
+        is_interface: bool,
+    ) -> (Vec<MethodId>, HashMap<u32, MethodId>) {
+        let (mut vtable, mut dispatch) = match (super_class, is_interface) {
+            (Some(s), false) => (
+                self.classes[s as usize].vtable.clone(),
+                self.classes[s as usize].dispatch.clone(),
+            ),
+            _ => (Vec::new(), HashMap::new()),
+        };
+        for &mid in own {
+            let m = &self.methods[mid as usize];
+            if m.is_static() || m.is_private() || m.name.starts_with('<') {
+                continue;
+            }
+            let sig = m.sig;
+            if !is_interface {
+                let slot = vtable
+                    .iter()
+                    .position(|&v| self.methods[v as usize].sig == sig);
+                let index = match slot {
+                    Some(i) => {
+                        vtable[i] = mid;
+                        i
+                    }
+                    None => {
+                        vtable.push(mid);
+                        vtable.len() - 1
+                    }
+                };
+                self.methods[mid as usize].vindex = Some(index as u32);
+            }
+            dispatch.insert(sig, mid);
+        }
+        // Interface methods not implemented by the class hierarchy: the most specific default wins.
+        let mut all_interfaces = Vec::new();
+        for &i in interfaces {
+            all_interfaces.extend(
+                self.classes[i as usize]
+                    .supertypes
+                    .iter()
+                    .copied()
+                    .filter(|&c| self.classes[c as usize].is_interface()),
+            );
+        }
+        if let Some(s) = super_class {
+            all_interfaces.extend(
+                self.classes[s as usize]
+                    .supertypes
+                    .iter()
+                    .copied()
+                    .filter(|&c| self.classes[c as usize].is_interface()),
+            );
+        }
+        all_interfaces.sort_unstable();
+        all_interfaces.dedup();
+        for &iface in &all_interfaces {
+            for &mid in &self.classes[iface as usize].methods {
+                let m = &self.methods[mid as usize];
+                if m.is_static() || m.is_private() || m.name.starts_with('<') {
+                    continue;
+                }
+                let replace = match dispatch.get(&m.sig) {
+                    None => true,
+                    Some(&existing) => {
+                        let e = &self.methods[existing as usize];
+                        // The class being defined (not yet in the table) always wins.
+                        let Some(e_class) = self.classes.get(e.class as usize) else {
+                            continue;
+                        };
+                        // Only another interface's method can be displaced, and only by a more specific
+                        // one, or an abstract one by a default.
+                        e_class.is_interface()
+                            && e.class != iface
+                            && (self.classes[iface as usize]
+                                .supertypes
+                                .binary_search(&e.class)
+                                .is_ok()
+                                || (e.is_abstract() && !m.is_abstract()))
+                    }
+                };
+                if replace {
+                    dispatch.insert(m.sig, mid);
+                }
+            }
+        }
+        (vtable, dispatch)
+    }
+
+    fn load_array_class(&mut self, name: &str) -> Result<ClassId, LoadError> {
+        let comp_desc = &name[1..];
+        let first = *comp_desc
+            .as_bytes()
+            .first()
+            .ok_or_else(|| LoadError::NotFound(name.into()))?;
+        let elem = Elem::from_descriptor(first).ok_or_else(|| LoadError::NotFound(name.into()))?;
+        let component = match first {
+            b'L' => {
+                let inner = comp_desc
+                    .strip_prefix('L')
+                    .and_then(|s| s.strip_suffix(';'))
+                    .ok_or_else(|| LoadError::NotFound(name.into()))?;
+                self.load_class(inner)?
+            }
+            b'[' => self.load_class(comp_desc)?,
+            _ => {
+                let prim = PRIMITIVES
+                    .iter()
+                    .find(|p| p.1 as u8 == first)
+                    .ok_or_else(|| LoadError::NotFound(name.into()))?
+                    .0;
+                self.lookup_class(prim).ok_or_else(|| {
+                    LoadError::Fatal(VmError::Internal("primitive classes not created".into()))
+                })?
+            }
+        };
+        let dims = match self.classes[component as usize].kind {
+            ClassKind::Array { dims, .. } => dims + 1,
+            _ => 1,
+        };
+        let object = self.load_class("java/lang/Object")?;
+        let cloneable = self.load_class("java/lang/Cloneable")?;
+        let serializable = self.load_class("java/io/Serializable")?;
+        let id = self.classes.len() as ClassId;
+        let o = &self.classes[object as usize];
+        let mut supertypes = vec![id, object, cloneable, serializable];
+        supertypes.sort_unstable();
+        let class = Class {
+            id,
+            name: Arc::from(name),
+            access: access::PUBLIC | access::FINAL | access::ABSTRACT,
+            kind: ClassKind::Array {
+                elem,
+                component,
+                dims,
+            },
+            super_class: Some(object),
+            interfaces: vec![cloneable, serializable],
+            file: None,
+            origin: self.classes[component as usize].origin.clone(),
+            fields: Vec::new(),
+            instance_slots: 0,
+            ref_slots: Vec::new(),
+            methods: Vec::new(),
+            vtable: o.vtable.clone(),
+            dispatch: o.dispatch.clone(),
+            supertypes,
+            mirror: Cell::new(0),
+            init: Cell::new(InitState::Initialized),
+            class_refs: Vec::new(),
+        };
+        self.classes.push(class);
+        self.class_by_name.insert(Arc::from(name), id);
+        Ok(id)
+    }
+
+    /// Creates `int.class` and friends (before any array class of them).
+    pub(super) fn create_primitive_classes(&mut self) {
+        for (name, desc) in PRIMITIVES {
+            let id = self.classes.len() as ClassId;
+            self.classes.push(Class {
+                id,
+                name: Arc::from(name),
+                access: access::PUBLIC | access::FINAL | access::ABSTRACT,
+                kind: ClassKind::Primitive(desc),
+                super_class: None,
+                interfaces: Vec::new(),
+                file: None,
+                origin: Origin::Module("java.base".into()),
+                fields: Vec::new(),
+                instance_slots: 0,
+                ref_slots: Vec::new(),
+                methods: Vec::new(),
+                vtable: Vec::new(),
+                dispatch: HashMap::new(),
+                supertypes: vec![id],
+                mirror: Cell::new(0),
+                init: Cell::new(InitState::Initialized),
+                class_refs: Vec::new(),
+            });
+            self.class_by_name.insert(Arc::from(name), id);
+        }
+    }
+
+    /// The array class whose elements are `component`.
+    pub fn array_class_of(&mut self, component: ClassId) -> Result<ClassId, LoadError> {
+        let c = &self.classes[component as usize];
+        let name = match c.kind {
+            ClassKind::Primitive(d) => format!("[{d}"),
+            ClassKind::Array { .. } => format!("[{}", c.name),
+            ClassKind::Instance => format!("[L{};", c.name),
+        };
+        self.load_class(&name)
+    }
+
+    /// Is `sub` assignable to `sup` (JVMS checkcast rules, arrays included)?
+    pub fn is_subtype(&self, sub: ClassId, sup: ClassId) -> bool {
+        if sub == sup {
+            return true;
+        }
+        let s = &self.classes[sub as usize];
+        if s.supertypes.binary_search(&sup).is_ok() {
+            return true;
+        }
+        if let (
+            ClassKind::Array {
+                elem: Elem::Ref,
+                component: sc,
+                ..
+            },
+            ClassKind::Array {
+                elem: Elem::Ref,
+                component: tc,
+                ..
+            },
+        ) = (&s.kind, &self.classes[sup as usize].kind)
+        {
+            return self.is_subtype(*sc, *tc);
+        }
+        false
+    }
+
+    /// The `java.lang.Class` object of a class, created on first request.
+    pub fn mirror(&mut self, id: ClassId) -> Ref {
+        let existing = self.classes[id as usize].mirror.get();
+        if existing != 0 {
+            return existing;
+        }
+        let class_class = self.wk.class;
+        let slots = self.classes[class_class as usize].instance_slots as usize;
+        let mut fields = vec![0u64; slots];
+        fields[self.wk.class_id_slot as usize] = id as u64 + 1;
+        if let (ClassKind::Array { component, .. }, Some(slot)) = (
+            self.classes[id as usize].kind.clone(),
+            self.wk.class_component_type,
+        ) {
+            fields[slot as usize] = self.mirror(component) as u64;
+        }
+        let r = self.heap.alloc(class_class, ObjData::Fields(fields.into()));
+        self.classes[id as usize].mirror.set(r);
+        r
+    }
+
+    /// The class a `java.lang.Class` object stands for.
+    pub fn class_of_mirror(&self, mirror: Ref) -> ClassId {
+        match &self.heap.get(mirror).data {
+            ObjData::Fields(f) => (f[self.wk.class_id_slot as usize] as ClassId).wrapping_sub(1),
+            _ => ClassId::MAX,
+        }
+    }
+
+    /// Runs class initialization (JVMS §5.5) if it has not run.
+    pub fn initialize(&mut self, t: &mut JThread, id: ClassId) -> VmResult<()> {
+        match self.classes[id as usize].init.get() {
+            InitState::Initialized | InitState::Initializing => return Ok(()),
+            InitState::Failed => {
+                let msg = format!(
+                    "Could not initialize class {}",
+                    self.classes[id as usize].java_name()
+                );
+                return Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&msg)));
+            }
+            InitState::Linked => {}
+        }
+        self.classes[id as usize].init.set(InitState::Initializing);
+        if !self.classes[id as usize].is_interface() {
+            if let Some(s) = self.classes[id as usize].super_class {
+                if let Err(e) = self.initialize(t, s) {
+                    self.classes[id as usize].init.set(InitState::Failed);
+                    return Err(e);
+                }
+            }
+        }
+        self.set_constant_values(id);
+        let clinit = self.classes[id as usize]
+            .methods
+            .iter()
+            .copied()
+            .find(|&m| {
+                &*self.methods[m as usize].name == "<clinit>"
+                    && self.methods[m as usize].is_static()
+            });
+        if let Some(m) = clinit {
+            if let Err(fault) = self.invoke(t, m, &[]) {
+                self.classes[id as usize].init.set(InitState::Failed);
+                return Err(match fault {
+                    Fault::Exception(e) => {
+                        let error = self.lookup_class("java/lang/Error").unwrap_or(ClassId::MAX);
+                        let ec = self.heap.get(e).class;
+                        if error != ClassId::MAX && self.is_subtype(ec, error) {
+                            Fault::Exception(e)
+                        } else {
+                            self.wrap_in_initializer_error(t, e)
+                        }
+                    }
+                    other => other,
+                });
+            }
+        }
+        self.classes[id as usize].init.set(InitState::Initialized);
+        Ok(())
+    }
+
+    fn wrap_in_initializer_error(&mut self, t: &mut JThread, cause: Ref) -> Fault {
+        let eiie = match self.load_or_throw(t, "java/lang/ExceptionInInitializerError") {
+            Ok(c) => c,
+            Err(f) => return f,
+        };
+        let obj = self.alloc_instance(eiie);
+        let Some(ctor) = self.find_method(eiie, "<init>", "(Ljava/lang/Throwable;)V") else {
+            return Fault::Exception(cause);
+        };
+        match self.invoke(t, ctor, &[obj as u64, cause as u64]) {
+            Ok(_) => Fault::Exception(obj),
+            Err(f) => f,
+        }
+    }
+
+    /// `static final` fields with a ConstantValue attribute get their values before `<clinit>`.
+    fn set_constant_values(&mut self, id: ClassId) {
+        let Some(file) = self.classes[id as usize].file.clone() else {
+            return;
+        };
+        let consts: Vec<(u32, u16)> = self.classes[id as usize]
+            .fields
+            .iter()
+            .filter(|f| f.is_static())
+            .filter_map(|f| f.constant_value.map(|cv| (f.slot, cv)))
+            .collect();
+        for (slot, cv) in consts {
+            let v = match file.constant_pool.get(cv) {
+                Some(Constant::Integer(i)) => *i as u32 as u64,
+                Some(Constant::Float(f)) => f.to_bits() as u64,
+                Some(Constant::Long(l)) => *l as u64,
+                Some(Constant::Double(d)) => d.to_bits(),
+                Some(Constant::String { utf8 }) => match file.constant_pool.utf8(*utf8) {
+                    Ok(s) => {
+                        let s = s.clone();
+                        self.intern_str(&s) as u64
+                    }
+                    Err(_) => 0,
+                },
+                _ => 0,
+            };
+            self.statics[slot as usize] = v;
+        }
+    }
+
+    /// Finds a method declared in `class` itself.
+    pub fn find_declared_method(
+        &self,
+        class: ClassId,
+        name: &str,
+        descriptor: &str,
+    ) -> Option<MethodId> {
+        self.classes[class as usize]
+            .methods
+            .iter()
+            .copied()
+            .find(|&m| {
+                &*self.methods[m as usize].name == name
+                    && &*self.methods[m as usize].descriptor == descriptor
+            })
+    }
+
+    /// Method resolution (JVMS §5.4.3.3): the class, its superclasses, then its superinterfaces.
+    pub fn find_method(&self, class: ClassId, name: &str, descriptor: &str) -> Option<MethodId> {
+        let mut c = Some(class);
+        while let Some(id) = c {
+            if let Some(m) = self.find_declared_method(id, name, descriptor) {
+                return Some(m);
+            }
+            c = self.classes[id as usize].super_class;
+        }
+        // Superinterfaces: prefer a non-abstract (maximally specific) method.
+        let mut found = None;
+        for &s in &self.classes[class as usize].supertypes {
+            if self.classes[s as usize].is_interface() {
+                if let Some(m) = self.find_declared_method(s, name, descriptor) {
+                    if self.methods[m as usize].is_static() || self.methods[m as usize].is_private()
+                    {
+                        continue;
+                    }
+                    if found.is_none() || !self.methods[m as usize].is_abstract() {
+                        found = Some(m);
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Field resolution (JVMS §5.4.3.2): the class, its superinterfaces, then its superclass.
+    pub fn find_field(
+        &self,
+        class: ClassId,
+        name: &str,
+        descriptor: &str,
+    ) -> Option<(ClassId, Field)> {
+        let c = &self.classes[class as usize];
+        if let Some(f) = c.field(name, Some(descriptor)) {
+            return Some((class, f.clone()));
+        }
+        for &i in &c.interfaces {
+            if let Some(found) = self.find_field(i, name, descriptor) {
+                return Some(found);
+            }
+        }
+        c.super_class
+            .and_then(|s| self.find_field(s, name, descriptor))
+    }
+
+    /// The slot of a named instance field (for natives), searching superclasses.
+    pub fn field_slot(&self, class: ClassId, name: &str) -> Option<u32> {
+        let mut c = Some(class);
+        while let Some(id) = c {
+            if let Some(f) = self.classes[id as usize]
+                .field(name, None)
+                .filter(|f| !f.is_static())
+            {
+                return Some(f.slot);
+            }
+            c = self.classes[id as usize].super_class;
+        }
+        None
+    }
+
+    pub fn alloc_instance(&mut self, class: ClassId) -> Ref {
+        let n = self.classes[class as usize].instance_slots as usize;
+        self.heap
+            .alloc(class, ObjData::Fields(vec![0u64; n].into()))
+    }
+
+    pub fn alloc_array(&mut self, array_class: ClassId, len: usize) -> Ref {
+        let elem = match self.classes[array_class as usize].kind {
+            ClassKind::Array { elem, .. } => elem,
+            _ => Elem::Ref,
+        };
+        self.heap.alloc(array_class, ObjData::new_array(elem, len))
+    }
+
+    /// Kind of the value a field holds.
+    pub fn field_kind(desc: &str) -> Kind {
+        crate::classfile::descriptor::field_kind(desc)
+    }
+}

@@ -1,0 +1,353 @@
+//! The embedded JVM: loads classes from the user's JDK and class path, runs them in one
+//! interpreter loop ([`interp`]) generic over a [`Tracker`], with slow paths (resolution,
+//! natives, exceptions, GC) in modules of their own.
+
+mod boot;
+pub mod class;
+mod decode;
+mod exceptions;
+mod gc;
+pub mod heap;
+mod interp;
+mod loader;
+mod natives;
+mod ops;
+mod resolve;
+mod strings;
+pub mod tracker;
+
+use crate::classfile::ClassFormatError;
+use crate::classpath::{ClassPath, ClassPathError, JImage, Jdk};
+use class::{Class, ClassId, Method, MethodId, SigId};
+use heap::{Heap, Ref};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+pub use tracker::{CountingTracker, NoTracker, Site, Tracker};
+
+/// Resource limits of one run. Each ends the run with a clear outcome.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Bytecode instructions executed.
+    pub max_instructions: u64,
+    pub max_wall: Duration,
+    /// Live heap after a collection; beyond it allocation throws OutOfMemoryError.
+    pub max_heap_bytes: u64,
+    /// Java frames on one thread; beyond it a call throws StackOverflowError.
+    pub max_stack_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_instructions: 50_000_000_000,
+            max_wall: Duration::from_secs(600),
+            max_heap_bytes: 2 << 30,
+            max_stack_depth: 3000,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub jdk: Jdk,
+    /// The user's class path (directories and jars, `:`-separated).
+    pub class_path: String,
+    pub limits: Limits,
+    /// Collect after this many bytes were allocated since the last collection.
+    pub gc_interval_bytes: u64,
+}
+
+/// A run-ending condition that is not a Java exception.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    #[error("native method {class}.{name}{descriptor} is not supported by the Bloatlens VM")]
+    UnsupportedNative {
+        class: String,
+        name: String,
+        descriptor: String,
+    },
+    #[error("instruction budget exhausted after {0} instructions")]
+    InstructionBudget(u64),
+    #[error("time budget exhausted after {0:?}")]
+    TimeBudget(Duration),
+    #[error(transparent)]
+    ClassPath(#[from] ClassPathError),
+    #[error("class {class}: {error}")]
+    ClassFormat {
+        class: String,
+        error: ClassFormatError,
+    },
+    #[error("class {class} has class-file version {major}, newer than this VM supports ({max}, Java 17)")]
+    UnsupportedVersion { class: String, major: u16, max: u16 },
+    #[error("bad bytecode in {method}: {reason}")]
+    BadCode { method: String, reason: String },
+    #[error("{0} is not supported by the Bloatlens VM yet")]
+    Unsupported(String),
+    #[error("could not find or load main class {0}")]
+    MainClassNotFound(String),
+    #[error("main method not found in class {0}, please define the main method as:\n   public static void main(String[] args)")]
+    NoMainMethod(String),
+    #[error("VM start-up failed: {0}")]
+    Boot(String),
+    #[error("internal VM error: {0}")]
+    Internal(String),
+}
+
+/// Why a slow path did not produce a value.
+#[derive(Debug)]
+pub enum Fault {
+    /// A Java exception is being thrown.
+    Exception(Ref),
+    /// `System.exit` / `Runtime.halt` with this status.
+    Exit(i32),
+    Fatal(VmError),
+}
+
+impl From<VmError> for Fault {
+    fn from(e: VmError) -> Self {
+        Fault::Fatal(e)
+    }
+}
+
+pub type VmResult<T> = Result<T, Fault>;
+
+/// One Java frame. `pc` and `sp` are written back by the interpreter before any slow path.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub method: MethodId,
+    pub code: Rc<decode::Code>,
+    pub pc: u32,
+    /// Index of local 0 in the thread's slot stack.
+    pub locals: u32,
+    /// One past the top of the operand stack.
+    pub sp: u32,
+}
+
+/// A Java thread: its slot stack (locals and operands of every frame, contiguous) and frames.
+pub struct JThread {
+    pub stack: Box<[u64]>,
+    pub frames: Vec<Frame>,
+    /// The `java.lang.Thread` object.
+    pub obj: Ref,
+}
+
+impl JThread {
+    pub fn new(slots: usize) -> JThread {
+        JThread {
+            stack: vec![0; slots].into(),
+            frames: Vec::new(),
+            obj: 0,
+        }
+    }
+    /// Where a new frame would start: above the top frame's operands.
+    pub fn top_sp(&self) -> usize {
+        self.frames.last().map(|f| f.sp as usize).unwrap_or(0)
+    }
+}
+
+/// How a program run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `main` returned (status 0) or `System.exit(status)` was called.
+    Exited(i32),
+    /// An exception escaped `main`; it was printed as HotSpot prints it. Status 1.
+    UncaughtException(String),
+    /// The VM stopped the run (budget, unsupported feature, bad class).
+    Stopped(VmError),
+}
+
+/// Run-level counters for the report and the benchmark.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub instructions: u64,
+    pub allocated_bytes: u64,
+    pub objects_allocated: u64,
+    pub collections: u64,
+    pub classes_loaded: usize,
+    pub wall: Duration,
+}
+
+/// Slot numbers and classes that natives and the VM use often, found once during boot.
+#[derive(Debug, Default, Clone)]
+pub struct WellKnown {
+    pub object: ClassId,
+    pub class: ClassId,
+    pub string: ClassId,
+    pub string_value: u32,
+    pub string_coder: u32,
+    /// The hidden slot of a `java.lang.Class` that holds the class id + 1.
+    pub class_id_slot: u32,
+    pub class_component_type: Option<u32>,
+    pub throwable_backtrace: u32,
+    pub throwable_depth: Option<u32>,
+    pub thread_priority: u32,
+    pub thread_group: u32,
+    pub thread_status: Option<u32>,
+    pub thread_eetop: Option<u32>,
+    pub byte_array: ClassId,
+}
+
+pub struct Vm<T: Tracker = NoTracker> {
+    pub opts: Options,
+    pub tracker: T,
+    class_path: ClassPath,
+    image: Arc<JImage>,
+    pub classes: Vec<Class>,
+    class_by_name: HashMap<Arc<str>, ClassId>,
+    pub methods: Vec<Method>,
+    sigs: HashMap<(Arc<str>, Arc<str>), SigId>,
+    pub statics: Vec<u64>,
+    /// Static slots that hold references (GC roots).
+    static_ref_slots: Vec<u32>,
+    pub heap: Heap,
+    interned: HashMap<Box<[u16]>, Ref>,
+    /// References held by Rust code across calls into Java (GC roots).
+    pinned: Vec<Ref>,
+    pub wk: WellKnown,
+    natives: HashMap<(&'static str, &'static str, &'static str), natives::NativeFn<T>>,
+    pub instructions: u64,
+    started: Instant,
+    /// Bytes written by the program to stdout/stderr go here when captured (tests, LSP).
+    pub capture: Option<(Vec<u8>, Vec<u8>)>,
+    pub booted: bool,
+    /// Number of Rust-level re-entries into the interpreter (class init, natives calling Java).
+    nesting: usize,
+    /// Natives bound so far, by method.
+    native_cache: HashMap<MethodId, natives::NativeFn<T>>,
+    /// Extra frames allowed while a StackOverflowError is being built.
+    depth_slack: usize,
+    /// Instruction count at which the budgets are checked next.
+    next_check: u64,
+    /// Objects the VM itself keeps alive (the thread groups).
+    extra_roots: Vec<Ref>,
+    /// State of the identity-hash generator.
+    hash_state: u32,
+    pub native_memory: natives::NativeMemory,
+}
+
+impl<T: Tracker> Vm<T> {
+    /// Loads the JDK's class library and boots the VM (System.initPhase1 for real).
+    pub fn new(opts: Options, tracker: T) -> Result<(Vm<T>, JThread), VmError> {
+        Self::new_captured(opts, tracker, false)
+    }
+
+    /// Like `new`; with `capture`, program output is kept in memory (see `capture`).
+    pub fn new_captured(
+        opts: Options,
+        tracker: T,
+        capture: bool,
+    ) -> Result<(Vm<T>, JThread), VmError> {
+        let image = Arc::new(JImage::open(&opts.jdk.modules())?);
+        let mut class_path = ClassPath::new();
+        class_path.push(Box::new(RcImage(image.clone())));
+        class_path.push_user_path(&opts.class_path)?;
+        let mut vm = Vm {
+            opts,
+            tracker,
+            class_path,
+            image,
+            classes: Vec::new(),
+            class_by_name: HashMap::new(),
+            methods: Vec::new(),
+            sigs: HashMap::new(),
+            statics: Vec::new(),
+            static_ref_slots: Vec::new(),
+            heap: Heap::new(),
+            interned: HashMap::new(),
+            pinned: Vec::new(),
+            wk: WellKnown::default(),
+            natives: natives::table(),
+            instructions: 0,
+            started: Instant::now(),
+            capture: capture.then(Default::default),
+            booted: false,
+            nesting: 0,
+            native_cache: HashMap::new(),
+            depth_slack: 0,
+            next_check: 0,
+            extra_roots: Vec::new(),
+            hash_state: 0x2545_F491,
+            native_memory: natives::NativeMemory::default(),
+        };
+        let mut thread = JThread::new(1 << 20);
+        vm.boot(&mut thread)?;
+        Ok((vm, thread))
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            instructions: self.instructions,
+            allocated_bytes: self.heap.allocated_bytes,
+            objects_allocated: self.heap.objects_allocated,
+            collections: self.heap.collections,
+            classes_loaded: self.classes.len(),
+            wall: self.started.elapsed(),
+        }
+    }
+
+    pub fn sig(&mut self, name: &Arc<str>, descriptor: &Arc<str>) -> SigId {
+        let next = self.sigs.len() as SigId;
+        *self
+            .sigs
+            .entry((name.clone(), descriptor.clone()))
+            .or_insert(next)
+    }
+
+    pub fn find_sig(&self, name: &str, descriptor: &str) -> Option<SigId> {
+        self.sigs
+            .get(&(Arc::from(name), Arc::from(descriptor)))
+            .copied()
+    }
+
+    pub fn method_name(&self, m: MethodId) -> String {
+        let m = &self.methods[m as usize];
+        format!(
+            "{}.{}{}",
+            self.classes[m.class as usize].java_name(),
+            m.name,
+            m.descriptor
+        )
+    }
+
+    /// Writes program output: to the process's stdout/stderr, or to the capture buffers.
+    pub fn write_output(&mut self, fd: i32, bytes: &[u8]) {
+        use std::io::Write;
+        match (&mut self.capture, fd) {
+            (Some((out, _)), 1) => out.extend_from_slice(bytes),
+            (Some((_, err)), _) => err.extend_from_slice(bytes),
+            (None, 1) => {
+                let _ = std::io::stdout().write_all(bytes);
+            }
+            (None, _) => {
+                let _ = std::io::stderr().write_all(bytes);
+            }
+        }
+    }
+
+    pub fn flush_output(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+/// The boot image, shared between the class path and the VM.
+struct RcImage(Arc<JImage>);
+
+impl crate::classpath::ClassSource for RcImage {
+    fn find(
+        &self,
+        name: &str,
+    ) -> Result<Option<(Vec<u8>, crate::classpath::Origin)>, ClassPathError> {
+        self.0.find(name)
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
+}

@@ -1,0 +1,747 @@
+//! Natives of java.lang: Object, Class, String, Throwable, Thread, System, Runtime, the float
+//! bit conversions and StrictMath.
+
+use super::{Registry, VmResult};
+use crate::classfile::access;
+use crate::vm::class::{ClassKind, Elem};
+use crate::vm::heap::{ObjData, Ref};
+use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
+
+type A<'a> = &'a [u64];
+
+fn r(v: u64) -> Ref {
+    v as Ref
+}
+
+fn b(v: bool) -> VmResult<u64> {
+    Ok(v as u64)
+}
+
+pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // java.lang.Object
+    reg.add(
+        "java/lang/Object",
+        "getClass",
+        "()Ljava/lang/Class;",
+        |vm, _, a| {
+            let c = vm.heap.get(r(a[0])).class;
+            Ok(vm.mirror(c) as u64)
+        },
+    );
+    reg.add("java/lang/Object", "hashCode", "()I", |vm, _, a| {
+        Ok(vm.identity_hash(r(a[0])) as u32 as u64)
+    });
+    reg.add(
+        "java/lang/System",
+        "identityHashCode",
+        "(Ljava/lang/Object;)I",
+        |vm, _, a| {
+            Ok(if a[0] == 0 {
+                0
+            } else {
+                vm.identity_hash(r(a[0])) as u32 as u64
+            })
+        },
+    );
+    reg.add(
+        "java/lang/Object",
+        "clone",
+        "()Ljava/lang/Object;",
+        object_clone,
+    );
+    reg.add("java/lang/Object", "notify", "()V", |_, _, _| Ok(0));
+    reg.add("java/lang/Object", "notifyAll", "()V", |_, _, _| Ok(0));
+    reg.add("java/lang/Object", "wait", "(J)V", |_, _, a| {
+        // One thread: nobody can notify us, so only a timed wait can end.
+        let ms = a[1] as i64;
+        if ms > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+            Ok(0)
+        } else {
+            Err(Fault::Fatal(VmError::Unsupported(
+                "Object.wait() with no other thread to notify (deadlock)".into(),
+            )))
+        }
+    });
+
+    // java.lang.String and friends
+    reg.add(
+        "java/lang/String",
+        "intern",
+        "()Ljava/lang/String;",
+        |vm, _, a| Ok(vm.intern(r(a[0])) as u64),
+    );
+    reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| {
+        b(false)
+    });
+    reg.add(
+        "java/lang/NullPointerException",
+        "getExtendedNPEMessage",
+        "()Ljava/lang/String;",
+        |_, _, _| Ok(0),
+    );
+
+    // Float and double bits
+    reg.add("java/lang/Float", "floatToRawIntBits", "(F)I", |_, _, a| {
+        Ok(a[0] & 0xFFFF_FFFF)
+    });
+    reg.add("java/lang/Float", "intBitsToFloat", "(I)F", |_, _, a| {
+        Ok(a[0] & 0xFFFF_FFFF)
+    });
+    reg.add(
+        "java/lang/Double",
+        "doubleToRawLongBits",
+        "(D)J",
+        |_, _, a| Ok(a[0]),
+    );
+    reg.add("java/lang/Double", "longBitsToDouble", "(J)D", |_, _, a| {
+        Ok(a[0])
+    });
+
+    // StrictMath: the C library's functions (fdlibm-compatible to within an ulp).
+    macro_rules! math1 {
+        ($($name:literal => $f:expr),* $(,)?) => {$(
+            reg.add("java/lang/StrictMath", $name, "(D)D", |_, _, a| {
+                let f: fn(f64) -> f64 = $f;
+                Ok(f(f64::from_bits(a[0])).to_bits())
+            });
+        )*};
+    }
+    math1! {
+        "sin" => f64::sin, "cos" => f64::cos, "tan" => f64::tan, "asin" => f64::asin,
+        "acos" => f64::acos, "atan" => f64::atan, "exp" => f64::exp, "log" => f64::ln,
+        "log10" => f64::log10, "sqrt" => f64::sqrt, "cbrt" => f64::cbrt, "sinh" => f64::sinh,
+        "cosh" => f64::cosh, "tanh" => f64::tanh, "expm1" => f64::exp_m1, "log1p" => f64::ln_1p,
+    }
+    reg.add("java/lang/StrictMath", "atan2", "(DD)D", |_, _, a| {
+        Ok(f64::from_bits(a[0]).atan2(f64::from_bits(a[2])).to_bits())
+    });
+    reg.add("java/lang/StrictMath", "pow", "(DD)D", |_, _, a| {
+        Ok(f64::from_bits(a[0]).powf(f64::from_bits(a[2])).to_bits())
+    });
+    reg.add("java/lang/StrictMath", "hypot", "(DD)D", |_, _, a| {
+        Ok(f64::from_bits(a[0]).hypot(f64::from_bits(a[2])).to_bits())
+    });
+    reg.add(
+        "java/lang/StrictMath",
+        "IEEEremainder",
+        "(DD)D",
+        |_, _, a| {
+            let (x, y) = (f64::from_bits(a[0]), f64::from_bits(a[2]));
+            Ok(ieee_remainder(x, y).to_bits())
+        },
+    );
+
+    // Throwable and stack traces
+    reg.add(
+        "java/lang/Throwable",
+        "fillInStackTrace",
+        "(I)Ljava/lang/Throwable;",
+        |vm, t, a| {
+            vm.fill_in_stack_trace(t, r(a[0]))?;
+            Ok(a[0])
+        },
+    );
+    reg.add(
+        "java/lang/StackTraceElement",
+        "initStackTraceElements",
+        "([Ljava/lang/StackTraceElement;Ljava/lang/Object;I)V",
+        |vm, _, a| {
+            vm.init_stack_trace_elements(r(a[0]), r(a[1]), a[2] as i32 as usize)?;
+            Ok(0)
+        },
+    );
+
+    // java.lang.Class
+    reg.add(
+        "java/lang/Class",
+        "getPrimitiveClass",
+        "(Ljava/lang/String;)Ljava/lang/Class;",
+        |vm, _, a| {
+            let name = vm.rust_string(r(a[0]));
+            let c = vm
+                .lookup_class(&name)
+                .ok_or_else(|| VmError::Internal(format!("no primitive class {name}")))?;
+            Ok(vm.mirror(c) as u64)
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "desiredAssertionStatus0",
+        "(Ljava/lang/Class;)Z",
+        |_, _, _| b(false),
+    );
+    reg.add("java/lang/Class", "isPrimitive", "()Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        b(matches!(
+            vm.classes[c as usize].kind,
+            ClassKind::Primitive(_)
+        ))
+    });
+    reg.add("java/lang/Class", "isArray", "()Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        b(vm.classes[c as usize].is_array())
+    });
+    reg.add("java/lang/Class", "isInterface", "()Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        b(vm.classes[c as usize].is_interface())
+    });
+    reg.add("java/lang/Class", "isHidden", "()Z", |_, _, _| b(false));
+    reg.add("java/lang/Class", "isRecord0", "()Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let cl = &vm.classes[c as usize];
+        b(cl.super_class
+            .is_some_and(|s| &*vm.classes[s as usize].name == "java/lang/Record")
+            && cl.file.as_ref().is_some_and(|f| {
+                !f.record_components.is_empty() || f.access_flags & access::FINAL != 0
+            }))
+    });
+    reg.add(
+        "java/lang/Class",
+        "isInstance",
+        "(Ljava/lang/Object;)Z",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            b(a[1] != 0 && vm.is_subtype(vm.heap.get(r(a[1])).class, c))
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "isAssignableFrom",
+        "(Ljava/lang/Class;)Z",
+        |vm, t, a| {
+            if a[1] == 0 {
+                return Err(vm.throw_npe(t));
+            }
+            let (sup, sub) = (vm.class_of_mirror(r(a[0])), vm.class_of_mirror(r(a[1])));
+            b(vm.is_subtype(sub, sup))
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "getSuperclass",
+        "()Ljava/lang/Class;",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let cl = &vm.classes[c as usize];
+            if cl.is_interface() || matches!(cl.kind, ClassKind::Primitive(_)) {
+                return Ok(0);
+            }
+            Ok(cl.super_class.map(|s| vm.mirror(s) as u64).unwrap_or(0))
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "getInterfaces0",
+        "()[Ljava/lang/Class;",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let ifaces = vm.classes[c as usize].interfaces.clone();
+            let mirrors: Vec<Ref> = ifaces.iter().map(|&i| vm.mirror(i)).collect();
+            let arr = vm
+                .load_class("[Ljava/lang/Class;")
+                .map_err(|_| VmError::Internal("Class[]".into()))?;
+            Ok(vm.heap.alloc(arr, ObjData::Refs(mirrors.into())) as u64)
+        },
+    );
+    reg.add("java/lang/Class", "getModifiers", "()I", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let cl = &vm.classes[c as usize];
+        // Inner classes carry their declared modifiers in the InnerClasses attribute.
+        let inner = cl.file.as_ref().and_then(|f| {
+            f.inner_classes
+                .iter()
+                .find(|ic| ic.inner_class.as_deref() == Some(&*cl.name))
+                .map(|ic| ic.access_flags)
+        });
+        let flags = inner.unwrap_or(cl.access) & !access::SUPER;
+        Ok(flags as u64)
+    });
+    reg.add(
+        "java/lang/Class",
+        "initClassName",
+        "()Ljava/lang/String;",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let name = vm.classes[c as usize].java_name();
+            let s = vm.intern_str(&name);
+            vm.set_named(r(a[0]), "name", s as u64);
+            Ok(s as u64)
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "forName0",
+        "(Ljava/lang/String;ZLjava/lang/ClassLoader;Ljava/lang/Class;)Ljava/lang/Class;",
+        |vm, t, a| {
+            let name = vm.rust_string(r(a[0]));
+            let internal = name.replace('.', "/");
+            let c = match vm.load_class(&internal) {
+                Ok(c) if !name.contains('/') => c,
+                Ok(_) | Err(crate::vm::loader::LoadError::NotFound(_)) => {
+                    return Err(vm.throw_new(t, "java/lang/ClassNotFoundException", Some(&name)))
+                }
+                Err(crate::vm::loader::LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
+            };
+            if a[1] != 0 {
+                vm.initialize(t, c)?;
+            }
+            Ok(vm.mirror(c) as u64)
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "getDeclaringClass0",
+        "()Ljava/lang/Class;",
+        |vm, t, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let outer = vm.classes[c as usize].file.as_ref().and_then(|f| {
+                f.inner_classes
+                    .iter()
+                    .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
+                    .and_then(|ic| ic.outer_class.clone())
+            });
+            match outer {
+                Some(o) => {
+                    let oc = vm.load_or_throw(t, &o)?;
+                    Ok(vm.mirror(oc) as u64)
+                }
+                None => Ok(0),
+            }
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "getSimpleBinaryName0",
+        "()Ljava/lang/String;",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let simple = vm.classes[c as usize].file.as_ref().and_then(|f| {
+                f.inner_classes
+                    .iter()
+                    .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
+                    .map(|ic| ic.inner_name.clone())
+            });
+            match simple {
+                Some(Some(n)) => Ok(vm.intern_str(&n) as u64),
+                _ => Ok(0),
+            }
+        },
+    );
+    reg.add(
+        "java/lang/Class",
+        "getEnclosingMethod0",
+        "()[Ljava/lang/Object;",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "java/lang/Class",
+        "getGenericSignature0",
+        "()Ljava/lang/String;",
+        |_, _, _| Ok(0),
+    );
+    reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| {
+        Ok(0)
+    });
+    reg.add(
+        "java/lang/Class",
+        "getProtectionDomain0",
+        "()Ljava/security/ProtectionDomain;",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "java/lang/Class",
+        "getNestHost0",
+        "()Ljava/lang/Class;",
+        |vm, t, a| {
+            let c = vm.class_of_mirror(r(a[0]));
+            let host = vm.classes[c as usize]
+                .file
+                .as_ref()
+                .and_then(|f| f.nest_host.clone());
+            let hc = match host {
+                Some(h) => vm.load_or_throw(t, &h)?,
+                None => c,
+            };
+            Ok(vm.mirror(hc) as u64)
+        },
+    );
+
+    // java.lang.Thread (one thread for now)
+    reg.add(
+        "java/lang/Thread",
+        "currentThread",
+        "()Ljava/lang/Thread;",
+        |_, t, _| Ok(t.obj as u64),
+    );
+    reg.add("java/lang/Thread", "setPriority0", "(I)V", |_, _, _| Ok(0));
+    reg.add("java/lang/Thread", "isAlive", "()Z", |_, t, a| {
+        b(r(a[0]) == t.obj)
+    });
+    reg.add(
+        "java/lang/Thread",
+        "holdsLock",
+        "(Ljava/lang/Object;)Z",
+        |_, _, _| b(true),
+    );
+    reg.add("java/lang/Thread", "yield", "()V", |_, _, _| Ok(0));
+    reg.add("java/lang/Thread", "sleep", "(J)V", |_, _, a| {
+        std::thread::sleep(std::time::Duration::from_millis((a[0] as i64).max(0) as u64));
+        Ok(0)
+    });
+    reg.add("java/lang/Thread", "interrupt0", "()V", |_, _, _| Ok(0));
+    reg.add(
+        "java/lang/Thread",
+        "clearInterruptEvent",
+        "()V",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "java/lang/Thread",
+        "setNativeName",
+        "(Ljava/lang/String;)V",
+        |_, _, _| Ok(0),
+    );
+    reg.add("java/lang/Thread", "start0", "()V", |_, _, _| {
+        Err(Fault::Fatal(VmError::Unsupported(
+            "Thread.start (threads)".into(),
+        )))
+    });
+
+    // java.lang.Runtime and shutdown
+    reg.add(
+        "java/lang/Runtime",
+        "availableProcessors",
+        "()I",
+        |_, _, _| {
+            Ok(std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1) as u64)
+        },
+    );
+    reg.add("java/lang/Runtime", "maxMemory", "()J", |vm, _, _| {
+        Ok(vm.opts.limits.max_heap_bytes)
+    });
+    reg.add("java/lang/Runtime", "totalMemory", "()J", |vm, _, _| {
+        Ok(vm.opts.limits.max_heap_bytes)
+    });
+    reg.add("java/lang/Runtime", "freeMemory", "()J", |vm, _, _| {
+        Ok(vm
+            .opts
+            .limits
+            .max_heap_bytes
+            .saturating_sub(vm.heap.live_bytes))
+    });
+    reg.add("java/lang/Runtime", "gc", "()V", |vm, t, _| {
+        vm.collect_garbage(t)?;
+        Ok(0)
+    });
+    reg.add("java/lang/Shutdown", "beforeHalt", "()V", |_, _, _| Ok(0));
+    reg.add("java/lang/Shutdown", "halt0", "(I)V", |_, _, a| {
+        Err(Fault::Exit(a[0] as i32))
+    });
+
+    // java.lang.System
+    reg.add("java/lang/System", "currentTimeMillis", "()J", |_, _, _| {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(d.as_millis() as u64)
+    });
+    reg.add("java/lang/System", "nanoTime", "()J", |vm, _, _| {
+        Ok(vm.nano_time() as u64)
+    });
+    reg.add(
+        "java/lang/System",
+        "arraycopy",
+        "(Ljava/lang/Object;ILjava/lang/Object;II)V",
+        arraycopy,
+    );
+    reg.add(
+        "java/lang/System",
+        "setIn0",
+        "(Ljava/io/InputStream;)V",
+        |vm, _, a| {
+            vm.set_static("java/lang/System", "in", a[0]);
+            Ok(0)
+        },
+    );
+    reg.add(
+        "java/lang/System",
+        "setOut0",
+        "(Ljava/io/PrintStream;)V",
+        |vm, _, a| {
+            vm.set_static("java/lang/System", "out", a[0]);
+            Ok(0)
+        },
+    );
+    reg.add(
+        "java/lang/System",
+        "setErr0",
+        "(Ljava/io/PrintStream;)V",
+        |vm, _, a| {
+            vm.set_static("java/lang/System", "err", a[0]);
+            Ok(0)
+        },
+    );
+    reg.add(
+        "java/lang/System",
+        "mapLibraryName",
+        "(Ljava/lang/String;)Ljava/lang/String;",
+        |vm, _, a| {
+            let n = vm.rust_string(r(a[0]));
+            Ok(vm.new_string(&format!("lib{n}.so")) as u64)
+        },
+    );
+
+    // java.lang.ref
+    reg.add(
+        "java/lang/ref/Reference",
+        "refersTo0",
+        "(Ljava/lang/Object;)Z",
+        |vm, _, a| b(vm.get_named(r(a[0]), "referent") == a[1]),
+    );
+    reg.add("java/lang/ref/Reference", "clear0", "()V", |vm, _, a| {
+        vm.set_named(r(a[0]), "referent", 0);
+        Ok(0)
+    });
+    reg.add(
+        "java/lang/ref/PhantomReference",
+        "refersTo0",
+        "(Ljava/lang/Object;)Z",
+        |vm, _, a| b(vm.get_named(r(a[0]), "referent") == a[1]),
+    );
+    reg.add(
+        "java/lang/ref/Reference",
+        "getAndClearReferencePendingList",
+        "()Ljava/lang/ref/Reference;",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "java/lang/ref/Reference",
+        "hasReferencePendingList",
+        "()Z",
+        |_, _, _| b(false),
+    );
+    reg.add(
+        "java/lang/ref/Finalizer",
+        "isFinalizationEnabled",
+        "()Z",
+        |_, _, _| b(false),
+    );
+}
+
+fn ieee_remainder(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() || x.is_infinite() || y == 0.0 {
+        return f64::NAN;
+    }
+    if y.is_infinite() {
+        return x;
+    }
+    let n = (x / y).round_ties_even();
+    let r = x - n * y;
+    if r == 0.0 {
+        0.0f64.copysign(x)
+    } else {
+        r
+    }
+}
+
+fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {
+    let src = r(a[0]);
+    let class = vm.heap.get(src).class;
+    let cloneable = vm.lookup_class("java/lang/Cloneable").unwrap_or(u32::MAX);
+    if !vm.classes[class as usize].is_array() && !vm.is_subtype(class, cloneable) {
+        let name = vm.classes[class as usize].java_name();
+        return Err(vm.throw_new(t, "java/lang/CloneNotSupportedException", Some(&name)));
+    }
+    let data = vm.heap.get(src).data.clone();
+    let len = data.array_len();
+    let copy = vm.heap.alloc(class, data);
+    if let Some(len) = len {
+        vm.tracker.on_bulk_copy(src, 0, copy, 0, len);
+    }
+    Ok(copy as u64)
+}
+
+/// `System.arraycopy` with Java's checks and messages; overlapping copies behave like memmove.
+fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {
+    let (src, sp, dst, dp, len) = (r(a[0]), a[1] as i32, r(a[2]), a[3] as i32, a[4] as i32);
+    if src == 0 || dst == 0 {
+        return Err(vm.throw_npe(t));
+    }
+    let (sc, dc) = (vm.heap.get(src).class, vm.heap.get(dst).class);
+    let (sk, dk) = (
+        vm.classes[sc as usize].kind.clone(),
+        vm.classes[dc as usize].kind.clone(),
+    );
+    let (se, de) = match (&sk, &dk) {
+        (ClassKind::Array { elem: se, .. }, ClassKind::Array { elem: de, .. }) => (*se, *de),
+        _ => {
+            let which = if !matches!(sk, ClassKind::Array { .. }) {
+                ("source", sc)
+            } else {
+                ("destination", dc)
+            };
+            let msg = format!(
+                "arraycopy: {} type {} is not an array",
+                which.0,
+                vm.classes[which.1 as usize].java_name()
+            );
+            return Err(vm.throw_new(t, "java/lang/ArrayStoreException", Some(&msg)));
+        }
+    };
+    let type_name = |e: Elem| match e {
+        Elem::Ref => "object array[]".to_string(),
+        other => format!(
+            "{}[]",
+            crate::vm::loader::PRIMITIVES
+                .iter()
+                .find(|p| p.1 == other.descriptor())
+                .map(|p| p.0)
+                .unwrap_or("?")
+        ),
+    };
+    if se != de
+        && !(se == Elem::Boolean && de == Elem::Byte || se == Elem::Byte && de == Elem::Boolean)
+    {
+        let msg = format!(
+            "arraycopy: type mismatch: can not copy {} into {}",
+            type_name(se),
+            type_name(de)
+        );
+        return Err(vm.throw_new(t, "java/lang/ArrayStoreException", Some(&msg)));
+    }
+    let slen = vm.heap.get(src).data.array_len().unwrap_or(0) as i64;
+    let dlen = vm.heap.get(dst).data.array_len().unwrap_or(0) as i64;
+    let check = |pos: i32, alen: i64, what: &str| -> Option<String> {
+        if pos < 0 {
+            Some(format!(
+                "arraycopy: {what} index {pos} out of bounds for {}",
+                type_name_len(se, alen)
+            ))
+        } else if pos as i64 + len as i64 > alen {
+            Some(format!(
+                "arraycopy: last {what} index {} out of bounds for {}",
+                pos as i64 + len as i64,
+                type_name_len(se, alen)
+            ))
+        } else {
+            None
+        }
+    };
+    let problem = if len < 0 {
+        Some(format!("arraycopy: length {len} is negative"))
+    } else {
+        check(sp, slen, "source").or_else(|| check(dp, dlen, "destination"))
+    };
+    if let Some(msg) = problem {
+        return Err(vm.throw_new(t, "java/lang/ArrayIndexOutOfBoundsException", Some(&msg)));
+    }
+    let (sp, dp, len) = (sp as usize, dp as usize, len as usize);
+    if len == 0 {
+        return Ok(0);
+    }
+    if se == Elem::Ref {
+        // Element-wise type checks when the destination's component is narrower.
+        let dcomp = match dk {
+            ClassKind::Array { component, .. } => component,
+            _ => unreachable!(),
+        };
+        let items: Vec<Ref> = match &vm.heap.get(src).data {
+            ObjData::Refs(v) => v[sp..sp + len].to_vec(),
+            _ => Vec::new(),
+        };
+        let mut copied = len;
+        let mut bad = None;
+        if !vm.is_subtype(sc, dc) {
+            for (i, &x) in items.iter().enumerate() {
+                if x != 0 && !vm.is_subtype(vm.heap.get(x).class, dcomp) {
+                    copied = i;
+                    bad = Some(x);
+                    break;
+                }
+            }
+        }
+        if let ObjData::Refs(v) = &mut vm.heap.get_mut(dst).data {
+            v[dp..dp + copied].copy_from_slice(&items[..copied]);
+        }
+        vm.tracker.on_bulk_copy(src, sp, dst, dp, copied);
+        if let Some(x) = bad {
+            let msg = format!(
+                "arraycopy: element type mismatch: can not cast one of the elements of {}[] to the type of the destination array, {}",
+                vm.classes[sc as usize].java_name().trim_start_matches("[L").trim_end_matches(';'),
+                vm.classes[dcomp as usize].java_name()
+            );
+            let _ = x;
+            return Err(vm.throw_new(t, "java/lang/ArrayStoreException", Some(&msg)));
+        }
+        return Ok(0);
+    }
+    macro_rules! copy {
+        ($v:ident) => {{
+            if src == dst {
+                if let ObjData::$v(a) = &mut vm.heap.get_mut(src).data {
+                    a.copy_within(sp..sp + len, dp);
+                }
+            } else {
+                let tmp = match &vm.heap.get(src).data {
+                    ObjData::$v(a) => a[sp..sp + len].to_vec(),
+                    _ => Vec::new(),
+                };
+                if let ObjData::$v(a) = &mut vm.heap.get_mut(dst).data {
+                    a[dp..dp + len].copy_from_slice(&tmp);
+                }
+            }
+        }};
+    }
+    match se {
+        Elem::Boolean | Elem::Byte => copy!(Bytes),
+        Elem::Char => copy!(Chars),
+        Elem::Short => copy!(Shorts),
+        Elem::Int => copy!(Ints),
+        Elem::Long => copy!(Longs),
+        Elem::Float => copy!(Floats),
+        Elem::Double => copy!(Doubles),
+        Elem::Ref => unreachable!(),
+    }
+    vm.tracker.on_bulk_copy(src, sp, dst, dp, len);
+    Ok(0)
+}
+
+fn type_name_len(e: Elem, len: i64) -> String {
+    let base = match e {
+        Elem::Ref => "object array".to_string(),
+        other => crate::vm::loader::PRIMITIVES
+            .iter()
+            .find(|p| p.1 == other.descriptor())
+            .map(|p| p.0)
+            .unwrap_or("?")
+            .to_string(),
+    };
+    format!("{base}[{len}]")
+}
+
+impl<T: Tracker> Vm<T> {
+    /// The identity hash, assigned on first request from a xorshift sequence (as HotSpot's
+    /// default `hashCode=5` mode does) and stored in the object header.
+    pub fn identity_hash(&mut self, r: Ref) -> i32 {
+        let h = self.heap.get(r).hash;
+        if h != 0 {
+            return h;
+        }
+        let mut x = self.hash_state;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.hash_state = x;
+        let h = ((x >> 1) & 0x7FFF_FFFF) as i32;
+        let h = if h == 0 { 1 } else { h };
+        self.heap.get_mut(r).hash = h;
+        h
+    }
+
+    pub fn nano_time(&self) -> i64 {
+        self.started.elapsed().as_nanos() as i64 + 1_000_000_000
+    }
+}

@@ -1,0 +1,454 @@
+//! `jdk.internal.misc.Unsafe` (instance methods: `a[0]` is the Unsafe itself): field and array access by offset, compare-and-set, fences and a
+//! small off-heap arena. Offsets are VM-chosen: an instance field's offset is its slot, a static
+//! field's is its global slot tagged with [`STATIC_TAG`], an array element's is
+//! `ARRAY_BASE + index * scale`, as the JDK computes it from `arrayBaseOffset`/`arrayIndexScale`.
+
+use super::{NativeFn, Registry, VmResult};
+use crate::vm::class::ClassKind;
+use crate::vm::heap::{ObjData, Ref};
+use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
+
+const ARRAY_BASE: i64 = 16;
+const STATIC_TAG: i64 = 1 << 40;
+const MEMORY_BASE: u64 = 0x1_0000_0000;
+
+/// Where an (object, offset) pair points.
+enum Place {
+    Field(Ref, usize),
+    Static(usize),
+    Array(Ref, usize),
+    Memory(u64),
+}
+
+pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    const U: &str = "jdk/internal/misc/Unsafe";
+    reg.add(U, "arrayBaseOffset0", "(Ljava/lang/Class;)I", |_, _, _| {
+        Ok(ARRAY_BASE as u64)
+    });
+    reg.add(U, "arrayIndexScale0", "(Ljava/lang/Class;)I", |vm, _, a| {
+        let c = vm.class_of_mirror(a[1] as Ref);
+        Ok(match vm.classes[c as usize].kind {
+            ClassKind::Array { elem, .. } => elem.size() as u64,
+            _ => 0,
+        })
+    });
+    reg.add(
+        U,
+        "objectFieldOffset1",
+        "(Ljava/lang/Class;Ljava/lang/String;)J",
+        |vm, t, a| {
+            let c = vm.class_of_mirror(a[1] as Ref);
+            let name = vm.rust_string(a[2] as Ref);
+            match vm.field_slot(c, &name) {
+                Some(s) => Ok(s as u64),
+                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+            }
+        },
+    );
+    reg.add(
+        U,
+        "objectFieldOffset0",
+        "(Ljava/lang/reflect/Field;)J",
+        |vm, t, a| {
+            let (c, name) = reflected_field(vm, a[1] as Ref);
+            match vm.field_slot(c, &name) {
+                Some(s) => Ok(s as u64),
+                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+            }
+        },
+    );
+    reg.add(
+        U,
+        "staticFieldOffset0",
+        "(Ljava/lang/reflect/Field;)J",
+        |vm, t, a| {
+            let (c, name) = reflected_field(vm, a[1] as Ref);
+            match vm.classes[c as usize]
+                .field(&name, None)
+                .filter(|f| f.is_static())
+            {
+                Some(f) => Ok((STATIC_TAG | f.slot as i64) as u64),
+                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+            }
+        },
+    );
+    reg.add(
+        U,
+        "staticFieldBase0",
+        "(Ljava/lang/reflect/Field;)Ljava/lang/Object;",
+        |vm, _, a| {
+            let (c, _) = reflected_field(vm, a[1] as Ref);
+            Ok(vm.mirror(c) as u64)
+        },
+    );
+    reg.add(
+        U,
+        "shouldBeInitialized0",
+        "(Ljava/lang/Class;)Z",
+        |vm, _, a| {
+            let c = vm.class_of_mirror(a[1] as Ref);
+            Ok(
+                (vm.classes[c as usize].init.get() != crate::vm::class::InitState::Initialized)
+                    as u64,
+            )
+        },
+    );
+    reg.add(
+        U,
+        "ensureClassInitialized0",
+        "(Ljava/lang/Class;)V",
+        |vm, t, a| {
+            let c = vm.class_of_mirror(a[1] as Ref);
+            vm.initialize(t, c)?;
+            Ok(0)
+        },
+    );
+    reg.add(
+        U,
+        "allocateInstance",
+        "(Ljava/lang/Class;)Ljava/lang/Object;",
+        |vm, t, a| {
+            let c = vm.class_of_mirror(a[1] as Ref);
+            vm.initialize(t, c)?;
+            Ok(vm.alloc_instance(c) as u64)
+        },
+    );
+    reg.add(
+        U,
+        "throwException",
+        "(Ljava/lang/Throwable;)V",
+        |_, _, a| Err(Fault::Exception(a[1] as Ref)),
+    );
+    for fence in ["storeFence", "loadFence", "fullFence"] {
+        reg.add(U, fence, "()V", |_, _, _| Ok(0));
+    }
+    reg.add(U, "allocateMemory0", "(J)J", |vm, _, a| {
+        Ok(vm.native_memory.allocate(a[1] as usize))
+    });
+    reg.add(U, "reallocateMemory0", "(JJ)J", |vm, _, a| {
+        Ok(vm.native_memory.reallocate(a[1], a[3] as usize))
+    });
+    reg.add(U, "freeMemory0", "(J)V", |vm, _, a| {
+        vm.native_memory.free(a[1]);
+        Ok(0)
+    });
+    reg.add(U, "setMemory0", "(Ljava/lang/Object;JJB)V", |vm, t, a| {
+        let (o, off, len, v) = (a[1] as Ref, a[2] as i64, a[4] as i64, a[6] as u8);
+        for i in 0..len {
+            write(vm, t, o, off + i, 1, v as u64)?;
+        }
+        Ok(0)
+    });
+    reg.add(
+        U,
+        "copyMemory0",
+        "(Ljava/lang/Object;JLjava/lang/Object;JJ)V",
+        |vm, t, a| {
+            let (src, soff, dst, doff, len) = (
+                a[1] as Ref,
+                a[2] as i64,
+                a[4] as Ref,
+                a[5] as i64,
+                a[7] as i64,
+            );
+            let bytes: Vec<u64> = (0..len)
+                .map(|i| read(vm, t, src, soff + i, 1))
+                .collect::<VmResult<_>>()?;
+            for (i, b) in bytes.into_iter().enumerate() {
+                write(vm, t, dst, doff + i as i64, 1, b)?;
+            }
+            Ok(0)
+        },
+    );
+}
+
+/// The declaring class and name of a `java.lang.reflect.Field`.
+fn reflected_field<T: Tracker>(vm: &Vm<T>, field: Ref) -> (u32, String) {
+    let clazz = vm.get_named(field, "clazz") as Ref;
+    let name = vm.get_named(field, "name") as Ref;
+    (vm.class_of_mirror(clazz), vm.rust_string(name))
+}
+
+fn place<T: Tracker>(vm: &Vm<T>, o: Ref, off: i64) -> Place {
+    if o == 0 {
+        return Place::Memory(off as u64);
+    }
+    if off & STATIC_TAG != 0 && vm.heap.get(o).class == vm.wk.class {
+        return Place::Static((off & !STATIC_TAG) as usize);
+    }
+    match vm.heap.get(o).data {
+        ObjData::Fields(_) => Place::Field(o, off as usize),
+        _ => Place::Array(o, (off - ARRAY_BASE) as usize),
+    }
+}
+
+/// Reads `size` bytes (1, 2, 4 or 8) at `off` of `o`, zero-extended into a u64.
+fn read<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    o: Ref,
+    off: i64,
+    size: usize,
+) -> VmResult<u64> {
+    Ok(match place(vm, o, off) {
+        Place::Field(r, s) => vm.fields(r).get(s).copied().unwrap_or(0),
+        Place::Static(s) => vm.statics[s],
+        Place::Array(r, byte) => match array_read(&vm.heap.get(r).data, byte, size) {
+            Some(v) => v,
+            None => {
+                return Err(vm.throw_new(
+                    t,
+                    "java/lang/InternalError",
+                    Some("Unsafe access out of bounds"),
+                ))
+            }
+        },
+        Place::Memory(addr) => match vm.native_memory.read(addr, size) {
+            Some(v) => v,
+            None => {
+                return Err(Fault::Fatal(VmError::Unsupported(format!(
+                    "Unsafe read of unallocated address {addr:#x}"
+                ))))
+            }
+        },
+    })
+}
+
+fn write<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    o: Ref,
+    off: i64,
+    size: usize,
+    v: u64,
+) -> VmResult<()> {
+    match place(vm, o, off) {
+        Place::Field(r, s) => vm.set_field(r, s as u32, v),
+        Place::Static(s) => vm.statics[s] = v,
+        Place::Array(r, byte) => {
+            if !array_write(&mut vm.heap.get_mut(r).data, byte, size, v) {
+                return Err(vm.throw_new(
+                    t,
+                    "java/lang/InternalError",
+                    Some("Unsafe access out of bounds"),
+                ));
+            }
+        }
+        Place::Memory(addr) => {
+            if !vm.native_memory.write(addr, size, v) {
+                return Err(Fault::Fatal(VmError::Unsupported(format!(
+                    "Unsafe write to unallocated address {addr:#x}"
+                ))));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Little-endian byte view of an array's elements.
+fn array_read(data: &ObjData, byte: usize, size: usize) -> Option<u64> {
+    macro_rules! same {
+        ($v:expr, $w:expr, $conv:expr) => {{
+            if size == $w && byte % $w == 0 {
+                return $v.get(byte / $w).map($conv);
+            }
+        }};
+    }
+    match data {
+        ObjData::Bytes(b) => {
+            let mut v = 0u64;
+            for i in 0..size {
+                v |= (*b.get(byte + i)? as u8 as u64) << (8 * i);
+            }
+            return Some(v);
+        }
+        ObjData::Chars(a) => same!(a, 2, |&x| x as u64),
+        ObjData::Shorts(a) => same!(a, 2, |&x| x as u16 as u64),
+        ObjData::Ints(a) => same!(a, 4, |&x| x as u32 as u64),
+        ObjData::Floats(a) => same!(a, 4, |&x: &f32| x.to_bits() as u64),
+        ObjData::Longs(a) => same!(a, 8, |&x| x as u64),
+        ObjData::Doubles(a) => same!(a, 8, |&x: &f64| x.to_bits()),
+        ObjData::Refs(a) => same!(a, 4, |&x| x as u64),
+        ObjData::Fields(_) => return None,
+    }
+    None
+}
+
+fn array_write(data: &mut ObjData, byte: usize, size: usize, v: u64) -> bool {
+    macro_rules! same {
+        ($a:expr, $w:expr, $conv:expr) => {{
+            if size == $w && byte % $w == 0 {
+                if let Some(slot) = $a.get_mut(byte / $w) {
+                    *slot = $conv(v);
+                    return true;
+                }
+            }
+            false
+        }};
+    }
+    match data {
+        ObjData::Bytes(b) => {
+            if byte + size > b.len() {
+                return false;
+            }
+            for i in 0..size {
+                b[byte + i] = (v >> (8 * i)) as u8 as i8;
+            }
+            true
+        }
+        ObjData::Chars(a) => same!(a, 2, |v: u64| v as u16),
+        ObjData::Shorts(a) => same!(a, 2, |v: u64| v as i16),
+        ObjData::Ints(a) => same!(a, 4, |v: u64| v as i32),
+        ObjData::Floats(a) => same!(a, 4, |v: u64| f32::from_bits(v as u32)),
+        ObjData::Longs(a) => same!(a, 8, |v: u64| v as i64),
+        ObjData::Doubles(a) => same!(a, 8, f64::from_bits),
+        ObjData::Refs(a) => same!(a, 4, |v: u64| v as Ref),
+        ObjData::Fields(_) => false,
+    }
+}
+
+/// Access width and the slot form of a value of kind `K` ('I', 'J', 'L', …).
+const fn width(k: u8) -> usize {
+    match k {
+        b'Z' | b'B' => 1,
+        b'S' | b'C' => 2,
+        b'I' | b'F' | b'L' => 4,
+        _ => 8,
+    }
+}
+
+/// A raw read, extended to the slot form Java expects for kind `k`.
+fn to_slot(k: u8, raw: u64) -> u64 {
+    match k {
+        b'B' => raw as u8 as i8 as i32 as u32 as u64,
+        b'Z' => (raw as u8 != 0) as u64,
+        b'S' => raw as u16 as i16 as i32 as u32 as u64,
+        b'C' => raw as u16 as u64,
+        b'I' | b'F' | b'L' => raw & 0xFFFF_FFFF,
+        _ => raw,
+    }
+}
+
+fn get<T: Tracker, const K: u8>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
+    let raw = read(vm, t, a[1] as Ref, a[2] as i64, width(K))?;
+    Ok(to_slot(K, raw))
+}
+
+fn put<T: Tracker, const K: u8>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
+    let v = if K == b'Z' { a[4] & 1 } else { a[4] };
+    write(vm, t, a[1] as Ref, a[2] as i64, width(K), v)?;
+    Ok(0)
+}
+
+/// compareAndSet (EXCHANGE = false) or compareAndExchange (EXCHANGE = true).
+fn cas<T: Tracker, const K: u8, const EXCHANGE: bool>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    a: &[u64],
+) -> VmResult<u64> {
+    let (o, off) = (a[1] as Ref, a[2] as i64);
+    let (expected, x) = if K == b'J' {
+        (a[4], a[6])
+    } else {
+        (a[4], a[5])
+    };
+    let mask = if width(K) == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * width(K))) - 1
+    };
+    let current = read(vm, t, o, off, width(K))?;
+    let hit = current & mask == expected & mask;
+    if hit {
+        write(vm, t, o, off, width(K), x)?;
+    }
+    Ok(if EXCHANGE {
+        to_slot(K, current)
+    } else {
+        hit as u64
+    })
+}
+
+/// Binds the family of typed accessors by name: get/put{Int,Long,…}[Volatile],
+/// compareAndSet{Int,Long,Reference}, compareAndExchange{…}.
+pub(super) fn bind_unsafe_access<T: Tracker>(name: &str) -> Option<NativeFn<T>> {
+    let name = name.strip_suffix("Volatile").unwrap_or(name);
+    macro_rules! by_type {
+        ($rest:expr, $f:ident $(, $extra:expr)?) => {
+            match $rest {
+                "Int" => Some($f::<T, b'I' $(, $extra)?>),
+                "Long" => Some($f::<T, b'J' $(, $extra)?>),
+                "Reference" => Some($f::<T, b'L' $(, $extra)?>),
+                "Boolean" => Some($f::<T, b'Z' $(, $extra)?>),
+                "Byte" => Some($f::<T, b'B' $(, $extra)?>),
+                "Short" => Some($f::<T, b'S' $(, $extra)?>),
+                "Char" => Some($f::<T, b'C' $(, $extra)?>),
+                "Float" => Some($f::<T, b'F' $(, $extra)?>),
+                "Double" => Some($f::<T, b'D' $(, $extra)?>),
+                _ => None,
+            }
+        };
+    }
+    if let Some(rest) = name.strip_prefix("compareAndSet") {
+        return by_type!(rest, cas, false);
+    }
+    if let Some(rest) = name.strip_prefix("compareAndExchange") {
+        return by_type!(rest, cas, true);
+    }
+    if let Some(rest) = name.strip_prefix("get") {
+        return by_type!(rest, get);
+    }
+    if let Some(rest) = name.strip_prefix("put") {
+        return by_type!(rest, put);
+    }
+    None
+}
+
+/// Off-heap memory for `Unsafe.allocateMemory`: blocks at distinct, never-reused addresses.
+#[derive(Default)]
+pub struct NativeMemory {
+    blocks: std::collections::BTreeMap<u64, Vec<u8>>,
+    next: u64,
+}
+
+impl NativeMemory {
+    pub fn allocate(&mut self, size: usize) -> u64 {
+        let addr = MEMORY_BASE + self.next;
+        self.next += (size as u64 + 15) & !15;
+        self.next += 16;
+        self.blocks.insert(addr, vec![0; size]);
+        addr
+    }
+    pub fn reallocate(&mut self, addr: u64, size: usize) -> u64 {
+        let old = self.blocks.remove(&addr).unwrap_or_default();
+        let new = self.allocate(size);
+        if let Some(b) = self.blocks.get_mut(&new) {
+            let n = old.len().min(size);
+            b[..n].copy_from_slice(&old[..n]);
+        }
+        new
+    }
+    pub fn free(&mut self, addr: u64) {
+        self.blocks.remove(&addr);
+    }
+    fn locate(&mut self, addr: u64, size: usize) -> Option<(&mut Vec<u8>, usize)> {
+        let (&base, block) = self.blocks.range_mut(..=addr).next_back()?;
+        let off = (addr - base) as usize;
+        (off + size <= block.len()).then_some((block, off))
+    }
+    pub fn read(&mut self, addr: u64, size: usize) -> Option<u64> {
+        let (b, off) = self.locate(addr, size)?;
+        Some((0..size).fold(0u64, |v, i| v | (b[off + i] as u64) << (8 * i)))
+    }
+    pub fn write(&mut self, addr: u64, size: usize, v: u64) -> bool {
+        match self.locate(addr, size) {
+            Some((b, off)) => {
+                for i in 0..size {
+                    b[off + i] = (v >> (8 * i)) as u8;
+                }
+                true
+            }
+            None => false,
+        }
+    }
+}

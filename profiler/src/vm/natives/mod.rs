@@ -1,0 +1,179 @@
+//! Native methods: the JDK's `native` methods, implemented in Rust. They are bound by
+//! (class, name, descriptor) on first call and cached per method. A native the VM lacks ends
+//! the run with an error naming it; `registerNatives`/`initIDs` are accepted everywhere.
+
+mod io;
+mod lang;
+mod memory;
+pub use memory::NativeMemory;
+mod system;
+
+use super::class::MethodId;
+use super::heap::{ObjData, Ref};
+use super::tracker::Site;
+use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
+use std::collections::HashMap;
+
+/// A native receives its arguments in slot form (receiver first; longs and doubles take two
+/// slots, value in the first) and returns its result in slot form (0 for void).
+pub type NativeFn<T> = fn(&mut Vm<T>, &mut JThread, &[u64]) -> VmResult<u64>;
+
+pub(super) type Table<T> = HashMap<(&'static str, &'static str, &'static str), NativeFn<T>>;
+
+/// Registers natives; `"*"` as descriptor matches any overload.
+pub(super) struct Registry<'a, T: Tracker>(&'a mut Table<T>);
+
+impl<T: Tracker> Registry<'_, T> {
+    pub fn add(
+        &mut self,
+        class: &'static str,
+        name: &'static str,
+        desc: &'static str,
+        f: NativeFn<T>,
+    ) {
+        self.0.insert((class, name, desc), f);
+    }
+}
+
+pub(super) fn table<T: Tracker>() -> Table<T> {
+    let mut t = HashMap::new();
+    let mut r = Registry(&mut t);
+    lang::register(&mut r);
+    system::register(&mut r);
+    io::register(&mut r);
+    memory::register(&mut r);
+    t
+}
+
+fn nothing<T: Tracker>(_: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmResult<u64> {
+    Ok(0)
+}
+
+impl<T: Tracker> Vm<T> {
+    /// Runs native method `m` with the `nargs` argument slots at `args_at` on the thread's stack.
+    pub(super) fn call_native(
+        &mut self,
+        t: &mut JThread,
+        m: MethodId,
+        args_at: usize,
+        nargs: usize,
+    ) -> VmResult<u64> {
+        let f = match self.native_cache.get(&m) {
+            Some(&f) => f,
+            None => {
+                let f = self.bind_native(m)?;
+                self.native_cache.insert(m, f);
+                f
+            }
+        };
+        let site = match t.frames.last() {
+            Some(fr) => Site {
+                method: fr.method,
+                pc: fr.pc.saturating_sub(1),
+            },
+            None => Site { method: m, pc: 0 },
+        };
+        self.tracker.on_native(site, m);
+        let mut buf = [0u64; 16];
+        if nargs <= buf.len() {
+            buf[..nargs].copy_from_slice(&t.stack[args_at..args_at + nargs]);
+            f(self, t, &buf[..nargs])
+        } else {
+            let args = t.stack[args_at..args_at + nargs].to_vec();
+            f(self, t, &args)
+        }
+    }
+
+    fn bind_native(&self, m: MethodId) -> VmResult<NativeFn<T>> {
+        let method = &self.methods[m as usize];
+        let class = &*self.classes[method.class as usize].name;
+        let (name, desc) = (&*method.name, &*method.descriptor);
+        if name == "registerNatives" || name == "initIDs" {
+            return Ok(nothing::<T>);
+        }
+        if let Some(&f) = self
+            .natives
+            .get(&(class, name, desc))
+            .or_else(|| self.natives.get(&(class, name, "*")))
+        {
+            return Ok(f);
+        }
+        if class == "jdk/internal/misc/Unsafe" {
+            if let Some(f) = memory::bind_unsafe_access::<T>(name) {
+                return Ok(f);
+            }
+        }
+        Err(Fault::Fatal(VmError::UnsupportedNative {
+            class: class.replace('/', "."),
+            name: name.to_string(),
+            descriptor: desc.to_string(),
+        }))
+    }
+
+    /// The fields of an instance (natives read and write them by slot).
+    pub(super) fn fields(&self, r: Ref) -> &[u64] {
+        match &self.heap.get(r).data {
+            ObjData::Fields(f) => f,
+            _ => &[],
+        }
+    }
+
+    pub(super) fn set_field(&mut self, r: Ref, slot: u32, v: u64) {
+        if let ObjData::Fields(f) = &mut self.heap.get_mut(r).data {
+            f[slot as usize] = v;
+        }
+    }
+
+    /// Reads a named instance field (slow: for natives off the hot path).
+    pub(super) fn get_named(&self, r: Ref, name: &str) -> u64 {
+        let class = self.heap.get(r).class;
+        self.field_slot(class, name)
+            .map(|s| self.fields(r)[s as usize])
+            .unwrap_or(0)
+    }
+
+    pub(super) fn set_named(&mut self, r: Ref, name: &str, v: u64) {
+        let class = self.heap.get(r).class;
+        if let Some(s) = self.field_slot(class, name) {
+            self.set_field(r, s, v);
+        }
+    }
+
+    /// Sets a static field by class and name (boot and natives).
+    pub(super) fn set_static(&mut self, class: &str, name: &str, v: u64) -> bool {
+        let Some(c) = self.lookup_class(class) else {
+            return false;
+        };
+        match self.classes[c as usize]
+            .field(name, None)
+            .filter(|f| f.is_static())
+            .map(|f| f.slot)
+        {
+            Some(s) => {
+                self.statics[s as usize] = v;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(super) fn get_static(&self, class: &str, name: &str) -> Option<u64> {
+        let c = self.lookup_class(class)?;
+        let f = self.classes[c as usize]
+            .field(name, None)
+            .filter(|f| f.is_static())?;
+        Some(self.statics[f.slot as usize])
+    }
+
+    /// A new `String[]` with these contents (nulls for None).
+    pub(super) fn new_string_array(&mut self, items: &[Option<String>]) -> VmResult<Ref> {
+        let class = self
+            .load_class("[Ljava/lang/String;")
+            .map_err(|_| VmError::Internal("String[]".into()))?;
+        let refs: Vec<Ref> = items
+            .iter()
+            .map(|s| s.as_deref().map(|s| self.new_string(s)).unwrap_or(0))
+            .collect();
+        Ok(self.heap.alloc(class, ObjData::Refs(refs.into())))
+    }
+}

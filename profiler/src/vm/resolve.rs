@@ -1,0 +1,452 @@
+//! Slow paths the interpreter calls out to: resolving constant-pool references and rewriting the
+//! op in place (quickening), entering methods that are not yet decoded or are native, finding
+//! exception handlers, and allocating arrays with the heap cap checked.
+
+use super::class::{ClassId, ClassKind, Elem, InitState, MethodId};
+use super::decode::Code;
+use super::heap::{ObjData, Ref};
+use super::loader::LoadError;
+use super::ops::Op;
+use super::{Fault, Frame, JThread, Tracker, Vm, VmError, VmResult};
+use crate::classfile::descriptor::Kind;
+use crate::classfile::{access, Constant};
+use std::rc::Rc;
+
+impl<T: Tracker> Vm<T> {
+    /// Resolves a Class constant of `m`'s class to a loaded class (cached per constant).
+    pub(super) fn resolve_class_ref(
+        &mut self,
+        t: &mut JThread,
+        m: MethodId,
+        cp: u16,
+    ) -> VmResult<ClassId> {
+        let owner = self.methods[m as usize].class;
+        self.resolve_class_in(t, owner, cp)
+    }
+
+    pub(super) fn resolve_class_in(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        cp: u16,
+    ) -> VmResult<ClassId> {
+        if let Some(c) = self.classes[owner as usize].class_refs.get(cp as usize) {
+            if c.get() != ClassId::MAX {
+                return Ok(c.get());
+            }
+        }
+        let file = self.classes[owner as usize]
+            .file
+            .clone()
+            .expect("constant pools belong to loaded classes");
+        let name = file
+            .constant_pool
+            .class_name(cp)
+            .map_err(|e| VmError::Internal(e.to_string()))?
+            .clone();
+        let id = self.load_or_throw(t, &name)?;
+        self.classes[owner as usize].class_refs[cp as usize].set(id);
+        Ok(id)
+    }
+
+    /// Resolves the constant-pool reference of `op` (at op index `at` of `m`'s code), writes the
+    /// quickened op into the code when that is final, and returns the op to run now.
+    pub(super) fn quicken(
+        &mut self,
+        t: &mut JThread,
+        m: MethodId,
+        code: &Rc<Code>,
+        at: usize,
+        op: Op,
+    ) -> VmResult<Op> {
+        let owner = self.methods[m as usize].class;
+        let file = self.classes[owner as usize]
+            .file
+            .clone()
+            .expect("code belongs to loaded classes");
+        let cp = &file.constant_pool;
+        let bad = |e: String| Fault::Fatal(VmError::Internal(format!("constant pool: {e}")));
+        let mut permanent = true;
+        let quick = match op {
+            Op::LdcCp(i) => match cp.get(i) {
+                Some(Constant::Integer(v)) => Op::Iconst(*v),
+                Some(Constant::Float(v)) => Op::Fconst(*v),
+                Some(Constant::String { utf8 }) => {
+                    let s = cp.utf8(*utf8).map_err(bad)?.clone();
+                    Op::LdcRef(self.intern_str(&s))
+                }
+                Some(Constant::Class { .. }) => {
+                    let c = self.resolve_class_in(t, owner, i)?;
+                    Op::LdcRef(self.mirror(c))
+                }
+                other => {
+                    return Err(Fault::Fatal(VmError::Unsupported(format!(
+                        "ldc of {other:?} (method handles and dynamic constants)"
+                    ))))
+                }
+            },
+            Op::Ldc2Cp(i) => match cp.get(i) {
+                Some(Constant::Long(v)) => Op::Lconst(*v),
+                Some(Constant::Double(v)) => Op::Dconst(*v),
+                other => return Err(bad(format!("ldc2_w of {other:?}"))),
+            },
+            Op::GetStaticCp(i) | Op::PutStaticCp(i) | Op::GetFieldCp(i) | Op::PutFieldCp(i) => {
+                let r = cp.member_ref(i).map_err(bad)?;
+                let class = self.resolve_class_member_owner(t, owner, i)?;
+                let Some((decl, field)) = self.find_field(class, &r.name, &r.descriptor) else {
+                    return Err(self.throw_new(t, "java/lang/NoSuchFieldError", Some(&r.name)));
+                };
+                let is_static_op = matches!(op, Op::GetStaticCp(_) | Op::PutStaticCp(_));
+                if field.is_static() != is_static_op {
+                    let msg = format!(
+                        "Expected {} field {}.{}",
+                        if is_static_op { "static" } else { "non-static" },
+                        self.classes[decl as usize].java_name(),
+                        r.name
+                    );
+                    return Err(self.throw_new(
+                        t,
+                        "java/lang/IncompatibleClassChangeError",
+                        Some(&msg),
+                    ));
+                }
+                let wide = field.kind().is_wide();
+                if is_static_op {
+                    self.initialize(t, decl)?;
+                    permanent = self.classes[decl as usize].init.get() == InitState::Initialized;
+                }
+                match (op, wide) {
+                    (Op::GetStaticCp(_), false) => Op::GetStatic(field.slot),
+                    (Op::GetStaticCp(_), true) => Op::GetStatic2(field.slot),
+                    (Op::PutStaticCp(_), false) => Op::PutStatic(field.slot),
+                    (Op::PutStaticCp(_), true) => Op::PutStatic2(field.slot),
+                    (Op::GetFieldCp(_), false) => Op::GetField(field.slot),
+                    (Op::GetFieldCp(_), true) => Op::GetField2(field.slot),
+                    (_, true) => Op::PutField2(field.slot),
+                    _ if field.kind() == Kind::Boolean => Op::PutFieldZ(field.slot),
+                    _ => Op::PutField(field.slot),
+                }
+            }
+            Op::InvokeStaticCp(i)
+            | Op::InvokeSpecialCp(i)
+            | Op::InvokeVirtualCp(i)
+            | Op::InvokeInterfaceCp(i) => {
+                let r = cp.member_ref(i).map_err(bad)?;
+                let class = self.resolve_class_member_owner(t, owner, i)?;
+                let Some(method) = self.find_method(class, &r.name, &r.descriptor) else {
+                    let msg = format!(
+                        "'{}'",
+                        self.pretty_method(
+                            &self.classes[class as usize].java_name(),
+                            &r.name,
+                            &r.descriptor
+                        )
+                    );
+                    return Err(self.throw_new(t, "java/lang/NoSuchMethodError", Some(&msg)));
+                };
+                let mm = &self.methods[method as usize];
+                let args = mm.arg_slots;
+                let decl = mm.class;
+                match op {
+                    Op::InvokeStaticCp(_) => {
+                        if !mm.is_static() {
+                            let msg =
+                                format!("Expecting static method {}", self.method_name(method));
+                            return Err(self.throw_new(
+                                t,
+                                "java/lang/IncompatibleClassChangeError",
+                                Some(&msg),
+                            ));
+                        }
+                        self.initialize(t, decl)?;
+                        permanent =
+                            self.classes[decl as usize].init.get() == InitState::Initialized;
+                        Op::InvokeDirect { method, args }
+                    }
+                    Op::InvokeSpecialCp(_) => {
+                        // `super.m()`: select from the current class's superclass (ACC_SUPER semantics).
+                        let cur = &self.classes[owner as usize];
+                        let target = if &*r.name != "<init>"
+                            && !self.classes[class as usize].is_interface()
+                            && class != owner
+                            && cur.access & access::SUPER != 0
+                            && self.is_subtype(owner, class)
+                        {
+                            let sup = cur.super_class.unwrap_or(class);
+                            self.find_method(sup, &r.name, &r.descriptor)
+                                .unwrap_or(method)
+                        } else {
+                            method
+                        };
+                        if self.methods[target as usize].is_abstract() {
+                            let msg = self.method_name(target);
+                            return Err(self.throw_new(
+                                t,
+                                "java/lang/AbstractMethodError",
+                                Some(&msg),
+                            ));
+                        }
+                        Op::InvokeDirectNonNull {
+                            method: target,
+                            args,
+                        }
+                    }
+                    _ => {
+                        let final_method = mm.is_private()
+                            || (mm.access & access::FINAL != 0
+                                && !self.classes[decl as usize].is_interface())
+                            || (self.classes[decl as usize].access & access::FINAL != 0);
+                        if mm.is_static() {
+                            let msg =
+                                format!("Expecting non-static method {}", self.method_name(method));
+                            return Err(self.throw_new(
+                                t,
+                                "java/lang/IncompatibleClassChangeError",
+                                Some(&msg),
+                            ));
+                        }
+                        if self.is_signature_polymorphic(method) {
+                            return Err(Fault::Fatal(VmError::Unsupported(format!(
+                                "signature-polymorphic call {}",
+                                self.method_name(method)
+                            ))));
+                        }
+                        if final_method {
+                            Op::InvokeDirectNonNull { method, args }
+                        } else if let Some(vindex) = self.methods[method as usize].vindex {
+                            Op::InvokeVirtual { vindex, args }
+                        } else {
+                            Op::InvokeInterface {
+                                sig: self.methods[method as usize].sig,
+                                args,
+                            }
+                        }
+                    }
+                }
+            }
+            Op::NewCp(i) => {
+                let c = self.resolve_class_in(t, owner, i)?;
+                let cl = &self.classes[c as usize];
+                if cl.access & (access::ABSTRACT | access::INTERFACE) != 0 {
+                    let name = cl.java_name();
+                    return Err(self.throw_new(t, "java/lang/InstantiationError", Some(&name)));
+                }
+                self.initialize(t, c)?;
+                permanent = self.classes[c as usize].init.get() == InitState::Initialized;
+                Op::New(c)
+            }
+            Op::ANewArrayCp(i) => {
+                let c = self.resolve_class_in(t, owner, i)?;
+                Op::ANewArray(self.array_class_or_throw(t, c)?)
+            }
+            Op::CheckCastCp(i) => Op::CheckCast(self.resolve_class_in(t, owner, i)?),
+            Op::InstanceOfCp(i) => Op::InstanceOf(self.resolve_class_in(t, owner, i)?),
+            other => return Ok(other),
+        };
+        if permanent {
+            code.ops[at].set(quick);
+        }
+        Ok(quick)
+    }
+
+    /// The class named by a member reference's `class` part.
+    fn resolve_class_member_owner(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        member_cp: u16,
+    ) -> VmResult<ClassId> {
+        let file = self.classes[owner as usize]
+            .file
+            .clone()
+            .expect("loaded class");
+        let class_index = match file.constant_pool.get(member_cp) {
+            Some(
+                Constant::FieldRef { class, .. }
+                | Constant::MethodRef { class, .. }
+                | Constant::InterfaceMethodRef { class, .. },
+            ) => *class,
+            _ => {
+                return Err(Fault::Fatal(VmError::Internal(
+                    "member reference expected".into(),
+                )))
+            }
+        };
+        self.resolve_class_in(t, owner, class_index)
+    }
+
+    fn is_signature_polymorphic(&self, m: MethodId) -> bool {
+        let mm = &self.methods[m as usize];
+        let cls = &*self.classes[mm.class as usize].name;
+        (cls == "java/lang/invoke/MethodHandle" || cls == "java/lang/invoke/VarHandle")
+            && mm.is_native()
+            && mm.access & access::VARARGS != 0
+    }
+
+    pub(super) fn pretty_method(&self, class: &str, name: &str, descriptor: &str) -> String {
+        use crate::classfile::descriptor::MethodDescriptor;
+        let pretty = |d: &str| -> String {
+            let dims = d.bytes().take_while(|&b| b == b'[').count();
+            let base = &d[dims..];
+            let name = match base.as_bytes().first() {
+                Some(b'L') => base[1..base.len() - 1].replace('/', "."),
+                Some(&c) => super::loader::PRIMITIVES
+                    .iter()
+                    .find(|p| p.1 as u8 == c)
+                    .map(|p| p.0.to_string())
+                    .unwrap_or_default(),
+                None => String::new(),
+            };
+            format!("{name}{}", "[]".repeat(dims))
+        };
+        match MethodDescriptor::parse(descriptor) {
+            Some(d) => format!(
+                "{} {class}.{name}({})",
+                pretty(&d.return_type),
+                d.param_types
+                    .iter()
+                    .map(|p| pretty(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => format!("{class}.{name}{descriptor}"),
+        }
+    }
+
+    /// Entering a method that has no decoded code yet, or is native or abstract. Returns the code
+    /// to run, or None when a native already ran and left its result on the caller's stack.
+    pub(super) fn enter_slow(
+        &mut self,
+        t: &mut JThread,
+        m: MethodId,
+        args_at: usize,
+        nargs: usize,
+    ) -> VmResult<Option<Rc<Code>>> {
+        let method = &self.methods[m as usize];
+        if method.is_native() {
+            let ret_slots = method.parsed.ret.slots();
+            let v = self.call_native(t, m, args_at, nargs)?;
+            t.stack[args_at] = v;
+            t.frames.last_mut().expect("a caller frame").sp = (args_at + ret_slots) as u32;
+            return Ok(None);
+        }
+        if method.is_abstract() {
+            let msg = self.method_name(m);
+            return Err(self.throw_new(t, "java/lang/AbstractMethodError", Some(&msg)));
+        }
+        Ok(Some(self.code_of(m)?))
+    }
+
+    /// The handler in frame `f` that catches `exception` at op `at`, if any.
+    pub(super) fn find_handler(
+        &mut self,
+        t: &mut JThread,
+        f: &Frame,
+        at: u32,
+        exception: Ref,
+    ) -> VmResult<Option<u32>> {
+        let ec = self.heap.get(exception).class;
+        let owner = self.methods[f.method as usize].class;
+        for h in f.code.handlers.iter() {
+            if at < h.start || at >= h.end {
+                continue;
+            }
+            if h.catch_type == 0 {
+                return Ok(Some(h.handler));
+            }
+            let catch = match self.resolve_class_in(t, owner, h.catch_type) {
+                Ok(c) => c,
+                Err(Fault::Exception(_)) => continue,
+                Err(other) => return Err(other),
+            };
+            if self.is_subtype(ec, catch) {
+                return Ok(Some(h.handler));
+            }
+        }
+        Ok(None)
+    }
+
+    pub(super) fn primitive_array_class(&mut self, atype: u8) -> VmResult<ClassId> {
+        let elem = Elem::from_atype(atype)
+            .ok_or_else(|| VmError::Internal(format!("newarray type {atype}")))?;
+        let name = format!("[{}", elem.descriptor());
+        match self.load_class(&name) {
+            Ok(c) => Ok(c),
+            Err(LoadError::NotFound(n)) => {
+                Err(Fault::Fatal(VmError::Internal(format!("array class {n}"))))
+            }
+            Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
+        }
+    }
+
+    pub(super) fn array_class_or_throw(
+        &mut self,
+        t: &mut JThread,
+        component: ClassId,
+    ) -> VmResult<ClassId> {
+        match self.array_class_of(component) {
+            Ok(c) => Ok(c),
+            Err(LoadError::NotFound(n)) => {
+                Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n)))
+            }
+            Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
+        }
+    }
+
+    /// Allocates an array, throwing OutOfMemoryError past the heap cap.
+    pub(super) fn new_array_checked(
+        &mut self,
+        t: &mut JThread,
+        class: ClassId,
+        len: usize,
+    ) -> VmResult<Ref> {
+        let elem = match self.classes[class as usize].kind {
+            ClassKind::Array { elem, .. } => elem,
+            _ => Elem::Ref,
+        };
+        let bytes = 16 + len as u64 * elem.size() as u64;
+        if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
+            self.collect_garbage(t)?;
+            if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
+                let msg = if bytes > self.opts.limits.max_heap_bytes {
+                    "Requested array size exceeds VM limit"
+                } else {
+                    "Java heap space"
+                };
+                return Err(self.throw_oom(t, msg));
+            }
+        }
+        Ok(self.heap.alloc(class, ObjData::new_array(elem, len)))
+    }
+
+    pub(super) fn multi_new_array(
+        &mut self,
+        t: &mut JThread,
+        class: ClassId,
+        counts: &[i32],
+    ) -> VmResult<Ref> {
+        let arr = self.new_array_checked(t, class, counts[0] as usize)?;
+        if counts.len() > 1 {
+            let ClassKind::Array { component, .. } = self.classes[class as usize].kind else {
+                return Err(Fault::Fatal(VmError::Internal(
+                    "multianewarray of a non-array class".into(),
+                )));
+            };
+            self.pinned.push(arr);
+            for i in 0..counts[0] as usize {
+                let sub = match self.multi_new_array(t, component, &counts[1..]) {
+                    Ok(s) => s,
+                    Err(f) => {
+                        self.pinned.pop();
+                        return Err(f);
+                    }
+                };
+                if let ObjData::Refs(v) = &mut self.heap.get_mut(arr).data {
+                    v[i] = sub;
+                }
+            }
+            self.pinned.pop();
+        }
+        Ok(arr)
+    }
+}

@@ -75,16 +75,7 @@ pub fn run_with<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult
     let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
     let stats = vm.stats();
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
-    Ok((
-        RunResult {
-            outcome,
-            stdout,
-            stderr,
-            stats,
-            boot_time,
-        },
-        vm.tracker,
-    ))
+    Ok((RunResult { outcome, stdout, stderr, stats, boot_time }, vm.tracker))
 }
 
 pub fn run(config: &RunConfig) -> Result<RunResult, VmError> {

@@ -12,11 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(
-    name = "bloatlens",
-    version,
-    about = "Find runtime bloat in Java programs"
-)]
+#[command(name = "bloatlens", version, about = "Find runtime bloat in Java programs")]
 struct Cli {
     #[command(subcommand)]
     command: Command,

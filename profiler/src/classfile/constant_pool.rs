@@ -84,37 +84,24 @@ impl ConstantPool {
                 1 => {
                     let len = r.u2("Utf8 length")? as usize;
                     let bytes = r.bytes(len, "Utf8 bytes")?;
-                    Constant::Utf8(decode_modified_utf8(bytes).ok_or(ClassFormatError {
-                        offset: at,
-                        expected: "well-formed modified UTF-8".into(),
-                    })?)
+                    Constant::Utf8(
+                        decode_modified_utf8(bytes)
+                            .ok_or(ClassFormatError { offset: at, expected: "well-formed modified UTF-8".into() })?,
+                    )
                 }
                 3 => Constant::Integer(r.u4("Integer")? as i32),
                 4 => Constant::Float(f32::from_bits(r.u4("Float")?)),
                 5 => Constant::Long(r.u8("Long")? as i64),
                 6 => Constant::Double(f64::from_bits(r.u8("Double")?)),
-                7 => Constant::Class {
-                    name: r.u2("Class name index")?,
-                },
-                8 => Constant::String {
-                    utf8: r.u2("String index")?,
-                },
+                7 => Constant::Class { name: r.u2("Class name index")? },
+                8 => Constant::String { utf8: r.u2("String index")? },
                 9 | 10 | 11 => {
                     let class = r.u2("ref class index")?;
                     let name_and_type = r.u2("ref name_and_type index")?;
                     match tag {
-                        9 => Constant::FieldRef {
-                            class,
-                            name_and_type,
-                        },
-                        10 => Constant::MethodRef {
-                            class,
-                            name_and_type,
-                        },
-                        _ => Constant::InterfaceMethodRef {
-                            class,
-                            name_and_type,
-                        },
+                        9 => Constant::FieldRef { class, name_and_type },
+                        10 => Constant::MethodRef { class, name_and_type },
+                        _ => Constant::InterfaceMethodRef { class, name_and_type },
                     }
                 }
                 12 => Constant::NameAndType {
@@ -125,9 +112,7 @@ impl ConstantPool {
                     kind: r.u1("MethodHandle kind")?,
                     reference: r.u2("MethodHandle reference")?,
                 },
-                16 => Constant::MethodType {
-                    descriptor: r.u2("MethodType descriptor")?,
-                },
+                16 => Constant::MethodType { descriptor: r.u2("MethodType descriptor")? },
                 17 => Constant::Dynamic {
                     bootstrap: r.u2("Dynamic bootstrap")?,
                     name_and_type: r.u2("Dynamic name_and_type")?,
@@ -136,17 +121,10 @@ impl ConstantPool {
                     bootstrap: r.u2("InvokeDynamic bootstrap")?,
                     name_and_type: r.u2("InvokeDynamic name_and_type")?,
                 },
-                19 => Constant::Module {
-                    name: r.u2("Module name")?,
-                },
-                20 => Constant::Package {
-                    name: r.u2("Package name")?,
-                },
+                19 => Constant::Module { name: r.u2("Module name")? },
+                20 => Constant::Package { name: r.u2("Package name")? },
                 _ => {
-                    return Err(ClassFormatError {
-                        offset: at,
-                        expected: format!("a constant pool tag (found {tag})"),
-                    })
+                    return Err(ClassFormatError { offset: at, expected: format!("a constant pool tag (found {tag})") })
                 }
             };
             let wide = matches!(c, Constant::Long(_) | Constant::Double(_));
@@ -167,28 +145,18 @@ impl ConstantPool {
     fn check_references(&self) -> Result<(), String> {
         for (i, c) in self.entries.iter().enumerate() {
             let ok = match *c {
-                Constant::Class { name }
-                | Constant::Module { name }
-                | Constant::Package { name } => self.utf8(name).is_ok(),
+                Constant::Class { name } | Constant::Module { name } | Constant::Package { name } => {
+                    self.utf8(name).is_ok()
+                }
                 Constant::String { utf8 } => self.utf8(utf8).is_ok(),
                 Constant::MethodType { descriptor } => self.utf8(descriptor).is_ok(),
-                Constant::FieldRef {
-                    class,
-                    name_and_type,
+                Constant::FieldRef { class, name_and_type }
+                | Constant::MethodRef { class, name_and_type }
+                | Constant::InterfaceMethodRef { class, name_and_type } => {
+                    self.class_name(class).is_ok() && self.name_and_type(name_and_type).is_ok()
                 }
-                | Constant::MethodRef {
-                    class,
-                    name_and_type,
-                }
-                | Constant::InterfaceMethodRef {
-                    class,
-                    name_and_type,
-                } => self.class_name(class).is_ok() && self.name_and_type(name_and_type).is_ok(),
-                Constant::NameAndType { name, descriptor } => {
-                    self.utf8(name).is_ok() && self.utf8(descriptor).is_ok()
-                }
-                Constant::Dynamic { name_and_type, .. }
-                | Constant::InvokeDynamic { name_and_type, .. } => {
+                Constant::NameAndType { name, descriptor } => self.utf8(name).is_ok() && self.utf8(descriptor).is_ok(),
+                Constant::Dynamic { name_and_type, .. } | Constant::InvokeDynamic { name_and_type, .. } => {
                     self.name_and_type(name_and_type).is_ok()
                 }
                 Constant::MethodHandle { kind, reference } => {
@@ -205,9 +173,7 @@ impl ConstantPool {
                 _ => true,
             };
             if !ok {
-                return Err(format!(
-                    "constant pool entry #{i} to refer to entries of the right kind"
-                ));
+                return Err(format!("constant pool entry #{i} to refer to entries of the right kind"));
             }
         }
         Ok(())
@@ -241,9 +207,7 @@ impl ConstantPool {
 
     pub fn name_and_type(&self, index: u16) -> Result<(&Arc<str>, &Arc<str>), String> {
         match self.get(index) {
-            Some(Constant::NameAndType { name, descriptor }) => {
-                Ok((self.utf8(*name)?, self.utf8(*descriptor)?))
-            }
+            Some(Constant::NameAndType { name, descriptor }) => Ok((self.utf8(*name)?, self.utf8(*descriptor)?)),
             _ => Err(format!("constant #{index} to be a NameAndType")),
         }
     }
@@ -251,18 +215,10 @@ impl ConstantPool {
     /// A field, method or interface-method reference.
     pub fn member_ref(&self, index: u16) -> Result<MemberRef, String> {
         let (class, nat, interface) = match self.get(index) {
-            Some(Constant::FieldRef {
-                class,
-                name_and_type,
-            })
-            | Some(Constant::MethodRef {
-                class,
-                name_and_type,
-            }) => (*class, *name_and_type, false),
-            Some(Constant::InterfaceMethodRef {
-                class,
-                name_and_type,
-            }) => (*class, *name_and_type, true),
+            Some(Constant::FieldRef { class, name_and_type }) | Some(Constant::MethodRef { class, name_and_type }) => {
+                (*class, *name_and_type, false)
+            }
+            Some(Constant::InterfaceMethodRef { class, name_and_type }) => (*class, *name_and_type, true),
             _ => return Err(format!("constant #{index} to be a member reference")),
         };
         let (name, descriptor) = self.name_and_type(nat)?;
@@ -296,9 +252,7 @@ pub fn decode_modified_utf8(bytes: &[u8]) -> Option<Arc<str>> {
         } else if b & 0xF0 == 0xE0 {
             let b2 = *bytes.get(i + 1)?;
             let b3 = *bytes.get(i + 2)?;
-            units.push(
-                (((b & 0x0F) as u16) << 12) | (((b2 & 0x3F) as u16) << 6) | (b3 & 0x3F) as u16,
-            );
+            units.push((((b & 0x0F) as u16) << 12) | (((b2 & 0x3F) as u16) << 6) | (b3 & 0x3F) as u16);
             i += 3;
         } else {
             return None;

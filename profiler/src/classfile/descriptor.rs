@@ -111,12 +111,7 @@ impl MethodDescriptor {
             }
             Kind::from_descriptor_char(b[i])?
         };
-        Some(MethodDescriptor {
-            params,
-            param_types,
-            ret,
-            return_type: s[i..].to_string(),
-        })
+        Some(MethodDescriptor { params, param_types, ret, return_type: s[i..].to_string() })
     }
 
     /// Slots the parameters take (without the receiver).

@@ -129,11 +129,7 @@ pub struct RecordComponent {
 impl Code {
     /// The source line of a bytecode index, from the LineNumberTable.
     pub fn line_of(&self, bci: u16) -> Option<u16> {
-        self.line_numbers
-            .iter()
-            .filter(|(pc, _)| *pc <= bci)
-            .max_by_key(|(pc, _)| *pc)
-            .map(|(_, l)| *l)
+        self.line_numbers.iter().filter(|(pc, _)| *pc <= bci).max_by_key(|(pc, _)| *pc).map(|(_, l)| *l)
     }
 }
 
@@ -160,11 +156,8 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     let access_flags = r.u2("access_flags")?;
     let this_class = class_at(&cp, &mut r, "this_class")?;
     let super_index = r.u2("super_class")?;
-    let super_class = if super_index == 0 {
-        None
-    } else {
-        Some(cp.class_name(super_index).map_err(|e| r.error(e))?.clone())
-    };
+    let super_class =
+        if super_index == 0 { None } else { Some(cp.class_name(super_index).map_err(|e| r.error(e))?.clone()) };
     let n = r.u2("interfaces_count")?;
     let mut interfaces = Vec::with_capacity(n as usize);
     for _ in 0..n {
@@ -203,14 +196,9 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         let (name, body) = attribute(&cp, &mut r)?;
         let mut a = Reader::new(body);
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError {
-            offset: base + e.offset,
-            expected: e.expected,
-        };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
         match &*name {
-            "SourceFile" => {
-                class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?)
-            }
+            "SourceFile" => class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?),
             "BootstrapMethods" => {
                 let count = a.u2("num_bootstrap_methods").map_err(rebase)?;
                 for _ in 0..count {
@@ -220,19 +208,14 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                     for _ in 0..nargs {
                         arguments.push(a.u2("bootstrap argument").map_err(rebase)?);
                     }
-                    class.bootstrap_methods.push(BootstrapMethod {
-                        method_handle,
-                        arguments,
-                    });
+                    class.bootstrap_methods.push(BootstrapMethod { method_handle, arguments });
                 }
             }
             "InnerClasses" => {
                 let count = a.u2("number_of_classes").map_err(rebase)?;
                 for _ in 0..count {
-                    let inner =
-                        optional_class(&cp, &mut a, "inner_class_info_index").map_err(rebase)?;
-                    let outer =
-                        optional_class(&cp, &mut a, "outer_class_info_index").map_err(rebase)?;
+                    let inner = optional_class(&cp, &mut a, "inner_class_info_index").map_err(rebase)?;
+                    let outer = optional_class(&cp, &mut a, "outer_class_info_index").map_err(rebase)?;
                     let name_index = a.u2("inner_name_index").map_err(rebase)?;
                     let inner_name = if name_index == 0 {
                         None
@@ -248,9 +231,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                     });
                 }
             }
-            "NestHost" => {
-                class.nest_host = Some(class_at(&cp, &mut a, "host_class_index").map_err(rebase)?)
-            }
+            "NestHost" => class.nest_host = Some(class_at(&cp, &mut a, "host_class_index").map_err(rebase)?),
             "NestMembers" | "PermittedSubclasses" => {
                 let count = a.u2("number_of_classes").map_err(rebase)?;
                 let mut list = Vec::with_capacity(count as usize);
@@ -267,15 +248,12 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                 let count = a.u2("components_count").map_err(rebase)?;
                 for _ in 0..count {
                     let name = utf8_at(&cp, &mut a, "record component name").map_err(rebase)?;
-                    let descriptor =
-                        utf8_at(&cp, &mut a, "record component descriptor").map_err(rebase)?;
+                    let descriptor = utf8_at(&cp, &mut a, "record component descriptor").map_err(rebase)?;
                     let attrs = a.u2("record component attributes_count").map_err(rebase)?;
                     for _ in 0..attrs {
                         attribute(&cp, &mut a).map_err(rebase)?;
                     }
-                    class
-                        .record_components
-                        .push(RecordComponent { name, descriptor });
+                    class.record_components.push(RecordComponent { name, descriptor });
                 }
             }
             _ => {}
@@ -291,45 +269,26 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
 fn class_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
     let at = r.offset();
     let i = r.u2(what)?;
-    cp.class_name(i).cloned().map_err(|e| ClassFormatError {
-        offset: at,
-        expected: format!("{what}: {e}"),
-    })
+    cp.class_name(i).cloned().map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
 }
 
-fn optional_class(
-    cp: &ConstantPool,
-    r: &mut Reader,
-    what: &str,
-) -> Result<Option<Arc<str>>, ClassFormatError> {
+fn optional_class(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Option<Arc<str>>, ClassFormatError> {
     let at = r.offset();
     let i = r.u2(what)?;
     if i == 0 {
         return Ok(None);
     }
-    cp.class_name(i)
-        .cloned()
-        .map(Some)
-        .map_err(|e| ClassFormatError {
-            offset: at,
-            expected: format!("{what}: {e}"),
-        })
+    cp.class_name(i).cloned().map(Some).map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
 }
 
 fn utf8_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
     let at = r.offset();
     let i = r.u2(what)?;
-    cp.utf8(i).cloned().map_err(|e| ClassFormatError {
-        offset: at,
-        expected: format!("{what}: {e}"),
-    })
+    cp.utf8(i).cloned().map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
 }
 
 /// Reads one attribute header and returns its name and body.
-fn attribute<'a>(
-    cp: &ConstantPool,
-    r: &mut Reader<'a>,
-) -> Result<(Arc<str>, &'a [u8]), ClassFormatError> {
+fn attribute<'a>(cp: &ConstantPool, r: &mut Reader<'a>) -> Result<(Arc<str>, &'a [u8]), ClassFormatError> {
     let name = utf8_at(cp, r, "attribute_name_index")?;
     let len = r.u4("attribute_length")? as usize;
     Ok((name, r.bytes(len, "attribute body")?))
@@ -342,25 +301,14 @@ fn parse_field(cp: &ConstantPool, r: &mut Reader) -> Result<FieldInfo, ClassForm
     if !descriptor::is_field_descriptor(&descriptor) {
         return Err(r.error(format!("a field descriptor (found {descriptor:?})")));
     }
-    let mut field = FieldInfo {
-        access_flags,
-        name,
-        descriptor,
-        constant_value: None,
-        signature: None,
-    };
+    let mut field = FieldInfo { access_flags, name, descriptor, constant_value: None, signature: None };
     let n = r.u2("field attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
         match &*name {
-            "ConstantValue" if body.len() == 2 => {
-                field.constant_value = Some(u16::from_be_bytes([body[0], body[1]]))
-            }
+            "ConstantValue" if body.len() == 2 => field.constant_value = Some(u16::from_be_bytes([body[0], body[1]])),
             "Signature" if body.len() == 2 => {
-                field.signature = cp
-                    .utf8(u16::from_be_bytes([body[0], body[1]]))
-                    .ok()
-                    .cloned()
+                field.signature = cp.utf8(u16::from_be_bytes([body[0], body[1]])).ok().cloned()
             }
             _ => {}
         }
@@ -375,38 +323,23 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
     if descriptor::MethodDescriptor::parse(&descriptor).is_none() {
         return Err(r.error(format!("a method descriptor (found {descriptor:?})")));
     }
-    let mut method = MethodInfo {
-        access_flags,
-        name,
-        descriptor,
-        code: None,
-        exceptions: Vec::new(),
-        signature: None,
-    };
+    let mut method = MethodInfo { access_flags, name, descriptor, code: None, exceptions: Vec::new(), signature: None };
     let n = r.u2("method attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError {
-            offset: base + e.offset,
-            expected: e.expected,
-        };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
         let mut a = Reader::new(body);
         match &*name {
             "Code" => method.code = Some(parse_code(cp, &mut a).map_err(rebase)?),
             "Exceptions" => {
                 let count = a.u2("number_of_exceptions").map_err(rebase)?;
                 for _ in 0..count {
-                    method
-                        .exceptions
-                        .push(class_at(cp, &mut a, "exception class").map_err(rebase)?);
+                    method.exceptions.push(class_at(cp, &mut a, "exception class").map_err(rebase)?);
                 }
             }
             "Signature" if body.len() == 2 => {
-                method.signature = cp
-                    .utf8(u16::from_be_bytes([body[0], body[1]]))
-                    .ok()
-                    .cloned()
+                method.signature = cp.utf8(u16::from_be_bytes([body[0], body[1]])).ok().cloned()
             }
             _ => {}
         }
@@ -451,10 +384,7 @@ fn parse_code(cp: &ConstantPool, r: &mut Reader) -> Result<Code, ClassFormatErro
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError {
-            offset: base + e.offset,
-            expected: e.expected,
-        };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
         let mut a = Reader::new(body);
         match &*name {
             "LineNumberTable" => {
@@ -471,16 +401,9 @@ fn parse_code(cp: &ConstantPool, r: &mut Reader) -> Result<Code, ClassFormatErro
                     let start_pc = a.u2("local start_pc").map_err(rebase)?;
                     let length = a.u2("local length").map_err(rebase)?;
                     let name = utf8_at(cp, &mut a, "local name_index").map_err(rebase)?;
-                    let descriptor =
-                        utf8_at(cp, &mut a, "local descriptor_index").map_err(rebase)?;
+                    let descriptor = utf8_at(cp, &mut a, "local descriptor_index").map_err(rebase)?;
                     let index = a.u2("local index").map_err(rebase)?;
-                    code.local_variables.push(LocalVariable {
-                        start_pc,
-                        length,
-                        name,
-                        descriptor,
-                        index,
-                    });
+                    code.local_variables.push(LocalVariable { start_pc, length, name, descriptor, index });
                 }
             }
             _ => {}

@@ -22,10 +22,7 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn error(&self, expected: impl Into<String>) -> ClassFormatError {
-        ClassFormatError {
-            offset: self.pos,
-            expected: expected.into(),
-        }
+        ClassFormatError { offset: self.pos, expected: expected.into() }
     }
 
     pub(crate) fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], ClassFormatError> {
@@ -36,10 +33,7 @@ impl<'a> Reader<'a> {
                 self.pos = end;
                 Ok(s)
             }
-            None => Err(self.error(format!(
-                "{what} ({n} bytes, but only {} remain)",
-                self.bytes.len() - self.pos
-            ))),
+            None => Err(self.error(format!("{what} ({n} bytes, but only {} remain)", self.bytes.len() - self.pos))),
         }
     }
 

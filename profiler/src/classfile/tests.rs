@@ -31,10 +31,7 @@ fn parses_a_minimal_class() {
     assert_eq!(&*c.this_class, "T");
     assert_eq!(c.super_class.as_deref(), Some("java/lang/Object"));
     assert_eq!(c.methods.len(), 1);
-    assert_eq!(
-        c.methods[0].code.as_ref().unwrap().bytecode,
-        vec![16, 42, 172]
-    );
+    assert_eq!(c.methods[0].code.as_ref().unwrap().bytecode, vec![16, 42, 172]);
 }
 
 #[test]
@@ -42,11 +39,7 @@ fn every_truncation_is_an_error_with_an_offset_inside_the_input() {
     let bytes = tiny_class();
     for len in 0..bytes.len() {
         let err = parse(&bytes[..len]).expect_err("a truncated class must not parse");
-        assert!(
-            err.offset <= len,
-            "offset {} beyond truncated length {len}",
-            err.offset
-        );
+        assert!(err.offset <= len, "offset {} beyond truncated length {len}", err.offset);
     }
 }
 

@@ -12,18 +12,10 @@ pub struct JarSource {
 
 impl JarSource {
     pub fn open(path: &Path) -> Result<Self, ClassPathError> {
-        let file = std::fs::File::open(path).map_err(|source| ClassPathError::Io {
-            path: path.into(),
-            source,
-        })?;
-        let archive = zip::ZipArchive::new(file).map_err(|e| ClassPathError::BadJar {
-            path: path.into(),
-            reason: e.to_string(),
-        })?;
-        Ok(JarSource {
-            path: path.into(),
-            archive: Mutex::new(archive),
-        })
+        let file = std::fs::File::open(path).map_err(|source| ClassPathError::Io { path: path.into(), source })?;
+        let archive = zip::ZipArchive::new(file)
+            .map_err(|e| ClassPathError::BadJar { path: path.into(), reason: e.to_string() })?;
+        Ok(JarSource { path: path.into(), archive: Mutex::new(archive) })
     }
 }
 
@@ -33,20 +25,12 @@ impl ClassSource for JarSource {
         let mut entry = match archive.by_name(&format!("{name}.class")) {
             Ok(e) => e,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => {
-                return Err(ClassPathError::BadJar {
-                    path: self.path.clone(),
-                    reason: e.to_string(),
-                })
-            }
+            Err(e) => return Err(ClassPathError::BadJar { path: self.path.clone(), reason: e.to_string() }),
         };
         let mut bytes = Vec::with_capacity(entry.size() as usize);
         entry
             .read_to_end(&mut bytes)
-            .map_err(|e| ClassPathError::BadJar {
-                path: self.path.clone(),
-                reason: format!("{name}.class: {e}"),
-            })?;
+            .map_err(|e| ClassPathError::BadJar { path: self.path.clone(), reason: format!("{name}.class: {e}") })?;
         Ok(Some((bytes, Origin::ClassPath)))
     }
     fn describe(&self) -> String {

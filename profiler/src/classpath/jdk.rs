@@ -40,9 +40,6 @@ impl Jdk {
     /// `JAVA_VERSION` from the JDK's `release` file, e.g. "17.0.15".
     pub fn version(&self) -> Option<String> {
         let release = std::fs::read_to_string(self.home.join("release")).ok()?;
-        release
-            .lines()
-            .find_map(|l| l.strip_prefix("JAVA_VERSION="))
-            .map(|v| v.trim_matches('"').to_string())
+        release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION=")).map(|v| v.trim_matches('"').to_string())
     }
 }

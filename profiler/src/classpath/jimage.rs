@@ -48,29 +48,14 @@ fn hash(name: &[u8], seed: u32) -> u32 {
 
 impl JImage {
     pub fn open(path: &Path) -> Result<Self, ClassPathError> {
-        let data = std::fs::read(path).map_err(|source| ClassPathError::Io {
-            path: path.into(),
-            source,
-        })?;
-        let bad = |reason: &str| ClassPathError::BadImage {
-            path: path.into(),
-            reason: reason.into(),
-        };
+        let data = std::fs::read(path).map_err(|source| ClassPathError::Io { path: path.into(), source })?;
+        let bad = |reason: &str| ClassPathError::BadImage { path: path.into(), reason: reason.into() };
         if data.len() < HEADER_SIZE {
             return Err(bad("shorter than its header"));
         }
-        let word = |i: usize| {
-            u32::from_le_bytes([
-                data[i * 4],
-                data[i * 4 + 1],
-                data[i * 4 + 2],
-                data[i * 4 + 3],
-            ])
-        };
+        let word = |i: usize| u32::from_le_bytes([data[i * 4], data[i * 4 + 1], data[i * 4 + 2], data[i * 4 + 3]]);
         if word(0) != MAGIC {
-            return Err(bad(
-                "wrong magic number (a big-endian image is not supported)",
-            ));
+            return Err(bad("wrong magic number (a big-endian image is not supported)"));
         }
         let table_length = word(4) as usize;
         let locations_size = word(5) as usize;
@@ -103,12 +88,7 @@ impl JImage {
 
     fn string(&self, offset: u64) -> Option<&str> {
         let start = self.strings + offset as usize;
-        let end = start
-            + self
-                .data
-                .get(start..self.index_size)?
-                .iter()
-                .position(|&b| b == 0)?;
+        let end = start + self.data.get(start..self.index_size)?.iter().position(|&b| b == 0)?;
         std::str::from_utf8(&self.data[start..end]).ok()
     }
 
@@ -134,12 +114,7 @@ impl JImage {
     fn verify(&self, loc: &Location, name: &str) -> bool {
         let mut rebuilt = String::with_capacity(name.len());
         let part = |k: u8| self.string(loc.attrs[k as usize]).unwrap_or("");
-        let (module, parent, base, ext) = (
-            part(ATTR_MODULE),
-            part(ATTR_PARENT),
-            part(ATTR_BASE),
-            part(ATTR_EXTENSION),
-        );
+        let (module, parent, base, ext) = (part(ATTR_MODULE), part(ATTR_PARENT), part(ATTR_BASE), part(ATTR_EXTENSION));
         if !module.is_empty() {
             rebuilt.push('/');
             rebuilt.push_str(module);
@@ -159,15 +134,10 @@ impl JImage {
 
     /// The bytes of the resource with this full name (`/java.base/java/lang/Object.class`).
     pub fn resource(&self, name: &str) -> Result<Option<Vec<u8>>, ClassPathError> {
-        let bad = |reason: String| ClassPathError::BadImage {
-            path: self.path.clone(),
-            reason,
-        };
+        let bad = |reason: String| ClassPathError::BadImage { path: self.path.clone(), reason };
         let bytes = name.as_bytes();
         let index = hash(bytes, HASH_MULTIPLIER) as usize % self.table_length;
-        let redirect = self
-            .u32_at(self.redirect + index * 4)
-            .ok_or_else(|| bad("redirect table".into()))? as i32;
+        let redirect = self.u32_at(self.redirect + index * 4).ok_or_else(|| bad("redirect table".into()))? as i32;
         let slot = match redirect {
             0 => return Ok(None),
             r if r < 0 => (-1 - r) as usize,
@@ -176,35 +146,25 @@ impl JImage {
         if slot >= self.table_length {
             return Err(bad(format!("redirect of {name} out of range")));
         }
-        let offset = self
-            .u32_at(self.offsets + slot * 4)
-            .ok_or_else(|| bad("offsets table".into()))? as usize;
-        let loc = self
-            .location(offset)
-            .ok_or_else(|| bad(format!("location of {name}")))?;
+        let offset = self.u32_at(self.offsets + slot * 4).ok_or_else(|| bad("offsets table".into()))? as usize;
+        let loc = self.location(offset).ok_or_else(|| bad(format!("location of {name}")))?;
         if !self.verify(&loc, name) {
             return Ok(None);
         }
         if loc.attrs[ATTR_COMPRESSED as usize] != 0 {
-            return Err(bad(format!("{name} is compressed, which is not supported (an image made with jlink --compress)")));
+            return Err(bad(format!(
+                "{name} is compressed, which is not supported (an image made with jlink --compress)"
+            )));
         }
         let start = self.index_size + loc.attrs[ATTR_OFFSET as usize] as usize;
         let size = loc.attrs[ATTR_UNCOMPRESSED as usize] as usize;
-        let body = self
-            .data
-            .get(start..start + size)
-            .ok_or_else(|| bad(format!("{name} lies beyond the file")))?;
+        let body = self.data.get(start..start + size).ok_or_else(|| bad(format!("{name} lies beyond the file")))?;
         Ok(Some(body.to_vec()))
     }
 
     /// The module that holds a package (`java/lang` → `java.base`), from `/packages/java.lang`.
     pub fn module_of_package(&self, package: &str) -> Result<Option<String>, ClassPathError> {
-        if let Some(m) = self
-            .package_modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(package)
-        {
+        if let Some(m) = self.package_modules.lock().unwrap_or_else(|p| p.into_inner()).get(package) {
             return Ok(m.clone());
         }
         let dotted = package.replace('/', ".");
@@ -217,10 +177,7 @@ impl JImage {
                 .and_then(|c| self.string(u32::from_le_bytes([c[4], c[5], c[6], c[7]]) as u64))
                 .map(str::to_string),
         };
-        self.package_modules
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(package.to_string(), module.clone());
+        self.package_modules.lock().unwrap_or_else(|p| p.into_inner()).insert(package.to_string(), module.clone());
         Ok(module)
     }
 }
@@ -231,9 +188,7 @@ impl ClassSource for JImage {
         let Some(module) = self.module_of_package(package)? else {
             return Ok(None);
         };
-        Ok(self
-            .resource(&format!("/{module}/{name}.class"))?
-            .map(|b| (b, Origin::Module(module))))
+        Ok(self.resource(&format!("/{module}/{name}.class"))?.map(|b| (b, Origin::Module(module))))
     }
     fn describe(&self) -> String {
         self.path.display().to_string()

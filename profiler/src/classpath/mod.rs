@@ -13,10 +13,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ClassPathError {
     #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a valid jar: {reason}")]
     BadJar { path: PathBuf, reason: String },
     #[error("{path} is not a jimage file: {reason}")]

@@ -24,17 +24,14 @@ impl<T: Tracker> Vm<T> {
     fn boot_fault(&self, step: &str, f: Fault) -> VmError {
         match f {
             Fault::Fatal(e) => e,
-            Fault::Exception(e) => {
-                VmError::Boot(format!("{step} threw {}", self.describe_exception(e)))
-            }
+            Fault::Exception(e) => VmError::Boot(format!("{step} threw {}", self.describe_exception(e))),
             Fault::Exit(s) => VmError::Boot(format!("{step} exited with status {s}")),
         }
     }
 
     fn boot_init(&mut self, t: &mut JThread, name: &str) -> Result<ClassId, VmError> {
         let c = self.boot_class(name)?;
-        self.initialize(t, c)
-            .map_err(|f| self.boot_fault(&format!("initializing {name}"), f))?;
+        self.initialize(t, c).map_err(|f| self.boot_fault(&format!("initializing {name}"), f))?;
         Ok(c)
     }
 
@@ -50,8 +47,7 @@ impl<T: Tracker> Vm<T> {
         let m = self
             .find_method(c, name, desc)
             .ok_or_else(|| VmError::Boot(format!("the JDK lacks {class}.{name}{desc}")))?;
-        self.invoke(t, m, args)
-            .map_err(|f| self.boot_fault(&format!("{class}.{name}"), f))
+        self.invoke(t, m, args).map_err(|f| self.boot_fault(&format!("{class}.{name}"), f))
     }
 
     pub(super) fn boot(&mut self, t: &mut JThread) -> Result<(), VmError> {
@@ -61,11 +57,8 @@ impl<T: Tracker> Vm<T> {
         self.wk.string = self.boot_class("java/lang/String")?;
         self.wk.byte_array = self.boot_class("[B")?;
         let slot = |vm: &Self, c: &str, f: &str| -> Result<u32, VmError> {
-            let id = vm
-                .lookup_class(c)
-                .ok_or_else(|| VmError::Boot(format!("{c} not loaded")))?;
-            vm.field_slot(id, f)
-                .ok_or_else(|| VmError::Boot(format!("{c}.{f} missing")))
+            let id = vm.lookup_class(c).ok_or_else(|| VmError::Boot(format!("{c} not loaded")))?;
+            vm.field_slot(id, f).ok_or_else(|| VmError::Boot(format!("{c}.{f} missing")))
         };
         self.wk.string_value = slot(self, "java/lang/String", "value")?;
         self.wk.string_coder = slot(self, "java/lang/String", "coder")?;
@@ -76,12 +69,7 @@ impl<T: Tracker> Vm<T> {
         let thread_class = self.boot_class("java/lang/Thread")?;
         let group_class = self.boot_class("java/lang/ThreadGroup")?;
 
-        for c in [
-            "java/lang/Object",
-            "java/lang/String",
-            "java/lang/System",
-            "java/lang/Class",
-        ] {
+        for c in ["java/lang/Object", "java/lang/String", "java/lang/System", "java/lang/Class"] {
             self.boot_init(t, c)?;
         }
         self.boot_init(t, "java/lang/ThreadGroup")?;
@@ -96,13 +84,7 @@ impl<T: Tracker> Vm<T> {
         }
         let system_group = self.alloc_instance(group_class);
         self.extra_roots.push(system_group);
-        self.boot_call(
-            t,
-            "java/lang/ThreadGroup",
-            "<init>",
-            "()V",
-            &[system_group as u64],
-        )?;
+        self.boot_call(t, "java/lang/ThreadGroup", "<init>", "()V", &[system_group as u64])?;
         let main_group = self.alloc_instance(group_class);
         self.extra_roots.push(main_group);
         let main_name = self.new_string("main");
@@ -157,9 +139,7 @@ impl<T: Tracker> Vm<T> {
         let internal = main_class.replace('.', "/");
         let class = match self.load_class(&internal) {
             Ok(c) => c,
-            Err(LoadError::NotFound(_)) => {
-                return Outcome::Stopped(VmError::MainClassNotFound(main_class.to_string()))
-            }
+            Err(LoadError::NotFound(_)) => return Outcome::Stopped(VmError::MainClassNotFound(main_class.to_string())),
             Err(LoadError::Fatal(e)) => return Outcome::Stopped(e),
         };
         let main = match self.find_declared_method(class, "main", "([Ljava/lang/String;)V") {
@@ -170,7 +150,12 @@ impl<T: Tracker> Vm<T> {
         let outcome = match result {
             Ok(()) => Outcome::Exited(0),
             Err(Fault::Exit(s)) => return self.finish(Outcome::Exited(s)),
-            Err(Fault::Fatal(e)) => return self.finish(Outcome::Stopped(e)),
+            Err(Fault::Fatal(e)) => {
+                if std::env::var_os("BLOATLENS_DEBUG").is_some() {
+                    eprintln!("{}", self.last_fatal_stack);
+                }
+                return self.finish(Outcome::Stopped(e));
+            }
             Err(Fault::Exception(e)) => {
                 let line = self.describe_exception(e);
                 self.report_uncaught(t, e);
@@ -196,13 +181,7 @@ impl<T: Tracker> Vm<T> {
         o
     }
 
-    fn run_main_method(
-        &mut self,
-        t: &mut JThread,
-        class: ClassId,
-        main: u32,
-        args: &[String],
-    ) -> VmResult<()> {
+    fn run_main_method(&mut self, t: &mut JThread, class: ClassId, main: u32, args: &[String]) -> VmResult<()> {
         self.initialize(t, class)?;
         let items: Vec<Option<String>> = args.iter().cloned().map(Some).collect();
         let arr = self.new_string_array(&items)?;
@@ -216,15 +195,10 @@ impl<T: Tracker> Vm<T> {
         let thread = t.obj;
         let printed = self
             .lookup_class("java/lang/Thread")
-            .and_then(|c| {
-                self.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V")
-            })
+            .and_then(|c| self.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V"))
             .map(|m| self.invoke(t, m, &[thread as u64, e as u64]));
         if !matches!(printed, Some(Ok(_))) {
-            let line = format!(
-                "Exception in thread \"main\" {}\n",
-                self.describe_exception(e)
-            );
+            let line = format!("Exception in thread \"main\" {}\n", self.describe_exception(e));
             self.write_output(2, line.as_bytes());
         }
     }

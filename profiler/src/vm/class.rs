@@ -162,9 +162,7 @@ impl Class {
         self.name.replace('/', ".")
     }
     pub fn field(&self, name: &str, descriptor: Option<&str>) -> Option<&Field> {
-        self.fields
-            .iter()
-            .find(|f| &*f.name == name && descriptor.is_none_or(|d| &*f.descriptor == d))
+        self.fields.iter().find(|f| &*f.name == name && descriptor.is_none_or(|d| &*f.descriptor == d))
     }
 }
 

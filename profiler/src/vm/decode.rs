@@ -42,21 +42,16 @@ struct Bytes<'a> {
 
 impl Bytes<'_> {
     fn get(&self, i: usize) -> Result<u8, DecodeError> {
-        self.b.get(i).copied().ok_or(DecodeError {
-            bci: self.at,
-            reason: "instruction runs past the end of the code".into(),
-        })
+        self.b
+            .get(i)
+            .copied()
+            .ok_or(DecodeError { bci: self.at, reason: "instruction runs past the end of the code".into() })
     }
     fn u2(&self, i: usize) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes([self.get(i)?, self.get(i + 1)?]))
     }
     fn i4(&self, i: usize) -> Result<i32, DecodeError> {
-        Ok(i32::from_be_bytes([
-            self.get(i)?,
-            self.get(i + 1)?,
-            self.get(i + 2)?,
-            self.get(i + 3)?,
-        ]))
+        Ok(i32::from_be_bytes([self.get(i)?, self.get(i + 1)?, self.get(i + 2)?, self.get(i + 3)?]))
     }
 }
 
@@ -65,18 +60,7 @@ fn instruction_len(b: &Bytes, pc: usize) -> Result<usize, DecodeError> {
     let op = b.get(pc)?;
     Ok(match op {
         0x10 | 0x12 | 0x15..=0x19 | 0x36..=0x3a | 0xa9 | 0xbc => 2,
-        0x11
-        | 0x13
-        | 0x14
-        | 0x84
-        | 0x99..=0xa8
-        | 0xb2..=0xb8
-        | 0xbb
-        | 0xbd
-        | 0xc0
-        | 0xc1
-        | 0xc6
-        | 0xc7 => 3,
+        0x11 | 0x13 | 0x14 | 0x84 | 0x99..=0xa8 | 0xb2..=0xb8 | 0xbb | 0xbd | 0xc0 | 0xc1 | 0xc6 | 0xc7 => 3,
         0xc5 => 4,
         0xb9 | 0xba | 0xc8 | 0xc9 => 5,
         0xaa => {
@@ -84,10 +68,7 @@ fn instruction_len(b: &Bytes, pc: usize) -> Result<usize, DecodeError> {
             let low = b.i4(p + 4)?;
             let high = b.i4(p + 8)?;
             if high < low {
-                return Err(DecodeError {
-                    bci: pc,
-                    reason: "tableswitch with high < low".into(),
-                });
+                return Err(DecodeError { bci: pc, reason: "tableswitch with high < low".into() });
             }
             p + 12 + 4 * ((high as i64 - low as i64 + 1) as usize) - pc
         }
@@ -95,10 +76,7 @@ fn instruction_len(b: &Bytes, pc: usize) -> Result<usize, DecodeError> {
             let p = (pc + 4) & !3;
             let n = b.i4(p + 4)?;
             if n < 0 {
-                return Err(DecodeError {
-                    bci: pc,
-                    reason: "lookupswitch with a negative count".into(),
-                });
+                return Err(DecodeError { bci: pc, reason: "lookupswitch with a negative count".into() });
             }
             p + 8 + 8 * n as usize - pc
         }
@@ -109,21 +87,8 @@ fn instruction_len(b: &Bytes, pc: usize) -> Result<usize, DecodeError> {
                 4
             }
         }
-        0x00..=0x0f
-        | 0x1a..=0x35
-        | 0x3b..=0x83
-        | 0x85..=0x98
-        | 0xac..=0xb1
-        | 0xbe
-        | 0xbf
-        | 0xc2
-        | 0xc3 => 1,
-        _ => {
-            return Err(DecodeError {
-                bci: pc,
-                reason: format!("unknown opcode {op:#04x}"),
-            })
-        }
+        0x00..=0x0f | 0x1a..=0x35 | 0x3b..=0x83 | 0x85..=0x98 | 0xac..=0xb1 | 0xbe | 0xbf | 0xc2 | 0xc3 => 1,
+        _ => return Err(DecodeError { bci: pc, reason: format!("unknown opcode {op:#04x}") }),
     })
 }
 
@@ -142,10 +107,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
     let target = |from: usize, off: i64| -> Result<Target, DecodeError> {
         let t = from as i64 + off;
         if t < 0 || t as usize >= bytes.len() || op_index[t as usize] == u32::MAX {
-            return Err(DecodeError {
-                bci: from,
-                reason: format!("branch to {t}, which is not an instruction"),
-            });
+            return Err(DecodeError { bci: from, reason: format!("branch to {t}, which is not an instruction") });
         }
         Ok(op_index[t as usize])
     };
@@ -292,11 +254,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
                 for i in 0..(high as i64 - low as i64 + 1) as usize {
                     targets.push(target(pc, b.i4(p + 12 + 4 * i)? as i64)?);
                 }
-                table_switches.push(TableSwitch {
-                    low,
-                    default,
-                    targets: targets.into(),
-                });
+                table_switches.push(TableSwitch { low, default, targets: targets.into() });
                 Op::TableSwitch(table_switches.len() as u32 - 1)
             }
             0xab => {
@@ -305,16 +263,10 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
                 let n = b.i4(p + 4)? as usize;
                 let mut pairs = Vec::with_capacity(n);
                 for i in 0..n {
-                    pairs.push((
-                        b.i4(p + 8 + 8 * i)?,
-                        target(pc, b.i4(p + 12 + 8 * i)? as i64)?,
-                    ));
+                    pairs.push((b.i4(p + 8 + 8 * i)?, target(pc, b.i4(p + 12 + 8 * i)? as i64)?));
                 }
                 pairs.sort_by_key(|p| p.0);
-                lookup_switches.push(LookupSwitch {
-                    default,
-                    pairs: pairs.into(),
-                });
+                lookup_switches.push(LookupSwitch { default, pairs: pairs.into() });
                 Op::LookupSwitch(lookup_switches.len() as u32 - 1)
             }
             0xac | 0xae | 0xb0 => Op::Ireturn,

@@ -19,18 +19,11 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
-    fn new_throwable(
-        &mut self,
-        t: &mut JThread,
-        name: &str,
-        message: Option<&str>,
-    ) -> VmResult<Ref> {
+    fn new_throwable(&mut self, t: &mut JThread, name: &str, message: Option<&str>) -> VmResult<Ref> {
         let class = match self.load_class(name) {
             Ok(c) => c,
             Err(LoadError::NotFound(n)) => {
-                return Err(Fault::Fatal(VmError::Internal(format!(
-                    "exception class {n} missing"
-                ))))
+                return Err(Fault::Fatal(VmError::Internal(format!("exception class {n} missing"))))
             }
             Err(LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
         };
@@ -40,9 +33,7 @@ impl<T: Tracker> Vm<T> {
         let msg = message.map(|m| self.new_string(m)).unwrap_or(0);
         let result = match self.find_method(class, "<init>", "(Ljava/lang/String;)V") {
             Some(ctor) => self.invoke(t, ctor, &[obj as u64, msg as u64]),
-            None => Err(Fault::Fatal(VmError::Internal(format!(
-                "{name} has no (String) constructor"
-            )))),
+            None => Err(Fault::Fatal(VmError::Internal(format!("{name} has no (String) constructor")))),
         };
         self.pinned.pop();
         result.map(|_| obj)
@@ -62,16 +53,8 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// HotSpot's ClassCastException message, module and loader included.
-    pub(super) fn throw_class_cast(
-        &mut self,
-        t: &mut JThread,
-        from: ClassId,
-        to: ClassId,
-    ) -> Fault {
-        let (a, b) = (
-            self.classes[from as usize].java_name(),
-            self.classes[to as usize].java_name(),
-        );
+    pub(super) fn throw_class_cast(&mut self, t: &mut JThread, from: ClassId, to: ClassId) -> Fault {
+        let (a, b) = (self.classes[from as usize].java_name(), self.classes[to as usize].java_name());
         let (ma, mb) = (self.module_description(from), self.module_description(to));
         let msg = if ma == mb {
             format!("class {a} cannot be cast to class {b} ({a} and {b} are in {ma})")
@@ -98,9 +81,7 @@ impl<T: Tracker> Vm<T> {
 
     pub(super) fn stack_overflow(&mut self, t: &mut JThread) -> Fault {
         if self.depth_slack > 0 {
-            return Fault::Fatal(VmError::Internal(
-                "stack overflow while building a StackOverflowError".into(),
-            ));
+            return Fault::Fatal(VmError::Internal("stack overflow while building a StackOverflowError".into()));
         }
         self.depth_slack = OVERFLOW_SLACK;
         let f = self.throw_new(t, "java/lang/StackOverflowError", None);
@@ -144,18 +125,11 @@ impl<T: Tracker> Vm<T> {
         }
         let trace: Vec<i64> = frames
             .map(|f| {
-                let bci = f
-                    .code
-                    .bci
-                    .get(f.pc.saturating_sub(1) as usize)
-                    .copied()
-                    .unwrap_or(0);
+                let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
                 ((f.method as i64) << 32) | bci as i64
             })
             .collect();
-        let long_array = self
-            .load_class("[J")
-            .map_err(|_| VmError::Internal("[J".into()))?;
+        let long_array = self.load_class("[J").map_err(|_| VmError::Internal("[J".into()))?;
         let depth = trace.len();
         let bt = self.heap.alloc(long_array, ObjData::Longs(trace.into()));
         let (bslot, dslot) = (self.wk.throwable_backtrace, self.wk.throwable_depth);
@@ -173,22 +147,14 @@ impl<T: Tracker> Vm<T> {
         match backtrace {
             0 => Vec::new(),
             r => match &self.heap.get(r).data {
-                ObjData::Longs(v) => v
-                    .iter()
-                    .map(|&x| ((x >> 32) as MethodId, x as u16))
-                    .collect(),
+                ObjData::Longs(v) => v.iter().map(|&x| ((x >> 32) as MethodId, x as u16)).collect(),
                 _ => Vec::new(),
             },
         }
     }
 
     /// `StackTraceElement.initStackTraceElements`: fills each element from the backtrace.
-    pub(super) fn init_stack_trace_elements(
-        &mut self,
-        elements: Ref,
-        backtrace: Ref,
-        depth: usize,
-    ) -> VmResult<()> {
+    pub(super) fn init_stack_trace_elements(&mut self, elements: Ref, backtrace: Ref, depth: usize) -> VmResult<()> {
         let frames = self.decode_backtrace(backtrace);
         let targets: Vec<Ref> = match &self.heap.get(elements).data {
             ObjData::Refs(v) => v.to_vec(),
@@ -201,19 +167,10 @@ impl<T: Tracker> Vm<T> {
         Ok(())
     }
 
-    pub(super) fn fill_stack_trace_element(
-        &mut self,
-        ste: Ref,
-        m: MethodId,
-        bci: u16,
-    ) -> VmResult<()> {
+    pub(super) fn fill_stack_trace_element(&mut self, ste: Ref, m: MethodId, bci: u16) -> VmResult<()> {
         let method = &self.methods[m as usize];
         let class = method.class;
-        let line: i32 = if method.is_native() {
-            -2
-        } else {
-            method.line_of(bci).map(|l| l as i32).unwrap_or(-1)
-        };
+        let line: i32 = if method.is_native() { -2 } else { method.line_of(bci).map(|l| l as i32).unwrap_or(-1) };
         let method_name = method.name.clone();
         let c = &self.classes[class as usize];
         let class_name = c.java_name();
@@ -229,15 +186,9 @@ impl<T: Tracker> Vm<T> {
             ("declaringClassObject", mirror as u64),
             ("declaringClass", self.intern_str(&class_name) as u64),
             ("methodName", self.intern_str(&method_name) as u64),
-            (
-                "fileName",
-                file.map(|f| self.intern_str(&f) as u64).unwrap_or(0),
-            ),
+            ("fileName", file.map(|f| self.intern_str(&f) as u64).unwrap_or(0)),
             ("lineNumber", line as u32 as u64),
-            (
-                "moduleName",
-                module.map(|m| self.intern_str(&m) as u64).unwrap_or(0),
-            ),
+            ("moduleName", module.map(|m| self.intern_str(&m) as u64).unwrap_or(0)),
         ];
         for (name, v) in values {
             if let Some(s) = slot(self, name) {
@@ -247,6 +198,21 @@ impl<T: Tracker> Vm<T> {
             }
         }
         Ok(())
+    }
+
+    /// The thread's Java stack, innermost first, as `at Class.method(File:line)` lines.
+    pub fn java_stack(&self, t: &JThread) -> String {
+        t.frames
+            .iter()
+            .rev()
+            .map(|f| {
+                let m = &self.methods[f.method as usize];
+                let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
+                let line = m.line_of(bci).map(|l| l.to_string()).unwrap_or_else(|| "?".into());
+                format!("\tat {}.{}(line {line})", self.classes[m.class as usize].java_name(), m.name)
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// A one-line description of an exception object: `java.lang.RuntimeException: message`.

@@ -18,25 +18,19 @@ impl<T: Tracker> Vm<T> {
             }
         }
         roots.push(t.obj);
-        roots.extend(
-            self.static_ref_slots
-                .iter()
-                .map(|&s| self.statics[s as usize] as Ref),
-        );
+        roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
         roots.extend(self.classes.iter().map(|c| c.mirror.get()));
         roots.extend(self.interned.values().copied());
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
         let classes = &self.classes;
         let tracker = &mut self.tracker;
-        self.heap
-            .collect(roots, &|c| &classes[c as usize].ref_slots, |r, obj| {
-                tracker.on_free(r, obj.class, obj.data.size_bytes());
-            });
+        self.heap.collect(roots, &|c| &classes[c as usize].ref_slots, |r, obj| {
+            tracker.on_free(r, obj.class, obj.data.size_bytes());
+        });
         // Grow the interval with the live heap, so collection work stays proportional to allocation.
         self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
-        self.tracker
-            .on_gc(self.heap.collections, self.heap.allocated_bytes);
+        self.tracker.on_gc(self.heap.collections, self.heap.allocated_bytes);
         Ok(())
     }
 }

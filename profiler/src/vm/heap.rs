@@ -89,10 +89,7 @@ pub struct Heap {
 
 impl Heap {
     pub fn new() -> Heap {
-        Heap {
-            objects: vec![None],
-            ..Default::default()
-        }
+        Heap { objects: vec![None], ..Default::default() }
     }
 
     pub fn alloc(&mut self, class: ClassId, data: ObjData) -> Ref {
@@ -101,11 +98,7 @@ impl Heap {
         self.allocated_since_gc += size;
         self.live_bytes += size;
         self.objects_allocated += 1;
-        let obj = Some(Object {
-            class,
-            hash: 0,
-            data,
-        });
+        let obj = Some(Object { class, hash: 0, data });
         match self.free.pop() {
             Some(r) => {
                 self.objects[r as usize] = obj;
@@ -165,9 +158,7 @@ impl Heap {
             }
         }
         while let Some(r) = work.pop() {
-            let obj = self.objects[r as usize]
-                .as_ref()
-                .expect("marked objects are live");
+            let obj = self.objects[r as usize].as_ref().expect("marked objects are live");
             let mut visit = |c: Ref| {
                 if c != 0 && !self.marks[c as usize] {
                     self.marks[c as usize] = true;

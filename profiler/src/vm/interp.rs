@@ -64,15 +64,10 @@ impl<T: Tracker> Vm<T> {
             return Ok(c.clone());
         }
         let Some(raw) = method.raw.as_ref() else {
-            return Err(Fault::Fatal(VmError::Internal(format!(
-                "{} has no code",
-                self.method_name(m)
-            ))));
+            return Err(Fault::Fatal(VmError::Internal(format!("{} has no code", self.method_name(m)))));
         };
-        let code = super::decode::decode(raw).map_err(|e| VmError::BadCode {
-            method: self.method_name(m),
-            reason: e.to_string(),
-        })?;
+        let code = super::decode::decode(raw)
+            .map_err(|e| VmError::BadCode { method: self.method_name(m), reason: e.to_string() })?;
         let code = Rc::new(code);
         let _ = self.methods[m as usize].code.set(code.clone());
         Ok(code)
@@ -80,25 +75,13 @@ impl<T: Tracker> Vm<T> {
 
     /// Pushes a frame whose locals start at `locals` (where the caller left the arguments).
     #[inline]
-    pub(super) fn push_frame(
-        &mut self,
-        t: &mut JThread,
-        m: MethodId,
-        code: Rc<Code>,
-        locals: usize,
-    ) -> VmResult<()> {
+    pub(super) fn push_frame(&mut self, t: &mut JThread, m: MethodId, code: Rc<Code>, locals: usize) -> VmResult<()> {
         let end = locals + code.max_locals as usize + code.max_stack as usize;
         if t.frames.len() >= self.depth_limit() || end >= t.stack.len() {
             return Err(self.stack_overflow(t));
         }
         let sp = (locals + code.max_locals as usize) as u32;
-        t.frames.push(Frame {
-            method: m,
-            code,
-            pc: 0,
-            locals: locals as u32,
-            sp,
-        });
+        t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp });
         Ok(())
     }
 
@@ -130,10 +113,7 @@ impl<T: Tracker> Vm<T> {
         }
         macro_rules! site {
             () => {
-                Site {
-                    method: mid,
-                    pc: (pc - 1) as u32,
-                }
+                Site { method: mid, pc: (pc - 1) as u32 }
             };
         }
         macro_rules! pop {
@@ -205,6 +185,9 @@ impl<T: Tracker> Vm<T> {
                         match f {
                             Fault::Exception(e) => break 'inner e,
                             other => {
+                                if self.last_fatal_stack.is_empty() {
+                                    self.last_fatal_stack = self.java_stack(t);
+                                }
                                 t.frames.truncate(base);
                                 return Err(other);
                             }
@@ -264,9 +247,7 @@ impl<T: Tracker> Vm<T> {
                                     throw!(self.throw_index(t, i, len))
                                 }
                             },
-                            _ => throw!(Fault::Fatal(VmError::Internal(
-                                "array load on a non-matching array".into()
-                            ))),
+                            _ => throw!(Fault::Fatal(VmError::Internal("array load on a non-matching array".into()))),
                         }
                     }};
                 }
@@ -287,9 +268,7 @@ impl<T: Tracker> Vm<T> {
                                     throw!(self.throw_index(t, i, len))
                                 }
                             },
-                            _ => throw!(Fault::Fatal(VmError::Internal(
-                                "array store on a non-matching array".into()
-                            ))),
+                            _ => throw!(Fault::Fatal(VmError::Internal("array store on a non-matching array".into()))),
                         }
                     }};
                 }
@@ -307,9 +286,7 @@ impl<T: Tracker> Vm<T> {
                         let args = $args as usize;
                         self.tracker.on_call(site!(), callee);
                         let decoded = match self.methods[callee as usize].code.get() {
-                            Some(c) if !self.methods[callee as usize].is_native() => {
-                                Some(c.clone())
-                            }
+                            Some(c) if !self.methods[callee as usize].is_native() => Some(c.clone()),
                             _ => None,
                         };
                         let callee_code = match decoded {
@@ -383,10 +360,7 @@ impl<T: Tracker> Vm<T> {
                             let is_bool = a != 0
                                 && matches!(
                                     self.classes[self.heap.get(a).class as usize].kind,
-                                    ClassKind::Array {
-                                        elem: Elem::Boolean,
-                                        ..
-                                    }
+                                    ClassKind::Array { elem: Elem::Boolean, .. }
                                 );
                             if is_bool {
                                 array_store!(Bytes, pop_i, |x: i32| (x & 1) as i8)
@@ -402,16 +376,10 @@ impl<T: Tracker> Vm<T> {
                             if v != 0 && a != 0 {
                                 let ac = self.heap.get(a).class;
                                 let vc = self.heap.get(v).class;
-                                if let ClassKind::Array { component, .. } =
-                                    self.classes[ac as usize].kind
-                                {
+                                if let ClassKind::Array { component, .. } = self.classes[ac as usize].kind {
                                     if !self.is_subtype(vc, component) {
                                         let name = self.classes[vc as usize].java_name();
-                                        throw!(self.throw_new(
-                                            t,
-                                            "java/lang/ArrayStoreException",
-                                            Some(&name)
-                                        ))
+                                        throw!(self.throw_new(t, "java/lang/ArrayStoreException", Some(&name)))
                                     }
                                 }
                             }
@@ -454,12 +422,7 @@ impl<T: Tracker> Vm<T> {
                             sp += 2;
                         }
                         Op::Dup2X2 => {
-                            let (v1, v2, v3, v4) = (
-                                t.stack[sp - 1],
-                                t.stack[sp - 2],
-                                t.stack[sp - 3],
-                                t.stack[sp - 4],
-                            );
+                            let (v1, v2, v3, v4) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3], t.stack[sp - 4]);
                             t.stack[sp - 4] = v2;
                             t.stack[sp - 3] = v1;
                             t.stack[sp - 2] = v4;
@@ -486,35 +449,19 @@ impl<T: Tracker> Vm<T> {
                             let b = pop_i!();
                             let a = pop_i!();
                             if b == 0 {
-                                throw!(self.throw_new(
-                                    t,
-                                    "java/lang/ArithmeticException",
-                                    Some("/ by zero")
-                                ))
+                                throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
                             }
                             self.tracker.on_compute(site!());
-                            push_i!(if op == Op::Idiv {
-                                a.wrapping_div(b)
-                            } else {
-                                a.wrapping_rem(b)
-                            })
+                            push_i!(if op == Op::Idiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
                         }
                         Op::Ldiv | Op::Lrem => {
                             let b = pop_l!();
                             let a = pop_l!();
                             if b == 0 {
-                                throw!(self.throw_new(
-                                    t,
-                                    "java/lang/ArithmeticException",
-                                    Some("/ by zero")
-                                ))
+                                throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
                             }
                             self.tracker.on_compute(site!());
-                            push_l!(if op == Op::Ldiv {
-                                a.wrapping_div(b)
-                            } else {
-                                a.wrapping_rem(b)
-                            })
+                            push_l!(if op == Op::Ldiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
                         }
                         Op::Fdiv => arith!(pop_f, push_f, |a, b| a / b),
                         Op::Ddiv => arith!(pop_d, push_d, |a, b| a / b),
@@ -626,11 +573,7 @@ impl<T: Tracker> Vm<T> {
                         Op::Fcmpl | Op::Fcmpg => {
                             let b = pop_f!();
                             let a = pop_f!();
-                            push_i!(fcmp(
-                                a as f64,
-                                b as f64,
-                                if op == Op::Fcmpl { -1 } else { 1 }
-                            ))
+                            push_i!(fcmp(a as f64, b as f64, if op == Op::Fcmpl { -1 } else { 1 }))
                         }
                         Op::Dcmpl | Op::Dcmpg => {
                             let b = pop_d!();
@@ -781,7 +724,11 @@ impl<T: Tracker> Vm<T> {
                                 Some(&m) => m,
                                 None => {
                                     let name = self.classes[class as usize].java_name();
-                                    throw!(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&format!("Class {name} does not implement the requested interface"))))
+                                    throw!(self.throw_new(
+                                        t,
+                                        "java/lang/IncompatibleClassChangeError",
+                                        Some(&format!("Class {name} does not implement the requested interface"))
+                                    ))
                                 }
                             };
                             invoke!(target, args)
@@ -793,12 +740,7 @@ impl<T: Tracker> Vm<T> {
                                 tri!(self.collect_garbage(t));
                             }
                             let r = self.alloc_instance(c);
-                            self.tracker.on_alloc(
-                                site!(),
-                                r,
-                                c,
-                                self.heap.get(r).data.size_bytes(),
-                            );
+                            self.tracker.on_alloc(site!(), r, c, self.heap.get(r).data.size_bytes());
                             push!(r as u64)
                         }
                         Op::NewArray(_) | Op::ANewArray(_) => {
@@ -817,12 +759,7 @@ impl<T: Tracker> Vm<T> {
                                 _ => unreachable!(),
                             };
                             let r = tri!(self.new_array_checked(t, class, len as usize));
-                            self.tracker.on_alloc(
-                                site!(),
-                                r,
-                                class,
-                                self.heap.get(r).data.size_bytes(),
-                            );
+                            self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
                             push!(r as u64)
                         }
                         Op::MultiANewArrayCp(cp, dims) => {
@@ -834,19 +771,10 @@ impl<T: Tracker> Vm<T> {
                             }
                             counts.reverse();
                             if let Some(&n) = counts.iter().find(|&&n| n < 0) {
-                                throw!(self.throw_new(
-                                    t,
-                                    "java/lang/NegativeArraySizeException",
-                                    Some(&n.to_string())
-                                ))
+                                throw!(self.throw_new(t, "java/lang/NegativeArraySizeException", Some(&n.to_string())))
                             }
                             let r = tri!(self.multi_new_array(t, class, &counts));
-                            self.tracker.on_alloc(
-                                site!(),
-                                r,
-                                class,
-                                self.heap.get(r).data.size_bytes(),
-                            );
+                            self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
                             push!(r as u64)
                         }
                         Op::ArrayLength => {

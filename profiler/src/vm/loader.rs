@@ -67,23 +67,14 @@ impl<T: Tracker> Vm<T> {
     pub fn load_or_throw(&mut self, t: &mut JThread, name: &str) -> VmResult<ClassId> {
         match self.load_class(name) {
             Ok(id) => Ok(id),
-            Err(LoadError::NotFound(n)) => {
-                Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n)))
-            }
+            Err(LoadError::NotFound(n)) => Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n))),
             Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
         }
     }
 
-    pub fn define_class(
-        &mut self,
-        name: &str,
-        bytes: &[u8],
-        origin: Origin,
-    ) -> Result<ClassId, LoadError> {
-        let file = classfile::parse(bytes).map_err(|error| VmError::ClassFormat {
-            class: name.replace('/', "."),
-            error,
-        })?;
+    pub fn define_class(&mut self, name: &str, bytes: &[u8], origin: Origin) -> Result<ClassId, LoadError> {
+        let file =
+            classfile::parse(bytes).map_err(|error| VmError::ClassFormat { class: name.replace('/', "."), error })?;
         if file.major_version > classfile::MAX_MAJOR_VERSION {
             return Err(LoadError::Fatal(VmError::UnsupportedVersion {
                 class: name.replace('/', "."),
@@ -92,10 +83,7 @@ impl<T: Tracker> Vm<T> {
             }));
         }
         if &*file.this_class != name {
-            return Err(LoadError::NotFound(format!(
-                "{name} (wrong name: {})",
-                file.this_class
-            )));
+            return Err(LoadError::NotFound(format!("{name} (wrong name: {})", file.this_class)));
         }
         let super_class = match &file.super_class {
             Some(s) => Some(self.load_class(s)?),
@@ -109,10 +97,7 @@ impl<T: Tracker> Vm<T> {
 
         // Fields: instance slots continue the superclass's; statics get global slots.
         let (mut instance_slots, mut ref_slots) = match super_class {
-            Some(s) => (
-                self.classes[s as usize].instance_slots,
-                self.classes[s as usize].ref_slots.clone(),
-            ),
+            Some(s) => (self.classes[s as usize].instance_slots, self.classes[s as usize].ref_slots.clone()),
             None => (0, Vec::new()),
         };
         let mut fields = Vec::with_capacity(file.fields.len());
@@ -151,8 +136,7 @@ impl<T: Tracker> Vm<T> {
         let mut methods = Vec::with_capacity(file.methods.len());
         for m in &file.methods {
             let mid = self.methods.len() as MethodId;
-            let parsed =
-                MethodDescriptor::parse(&m.descriptor).expect("descriptor checked by the parser");
+            let parsed = MethodDescriptor::parse(&m.descriptor).expect("descriptor checked by the parser");
             let is_static = m.access_flags & access::STATIC != 0;
             let arg_slots = parsed.param_slots() as u16 + if is_static { 0 } else { 1 };
             let sig = self.sig(&m.name, &m.descriptor);
@@ -173,8 +157,7 @@ impl<T: Tracker> Vm<T> {
         }
 
         let is_interface = file.access_flags & access::INTERFACE != 0;
-        let (vtable, dispatch) =
-            self.build_dispatch(super_class, &interfaces, &methods, is_interface);
+        let (vtable, dispatch) = self.build_dispatch(super_class, &interfaces, &methods, is_interface);
         let mut supertypes = vec![id];
         if let Some(s) = super_class {
             supertypes.extend_from_slice(&self.classes[s as usize].supertypes);
@@ -219,10 +202,7 @@ impl<T: Tracker> Vm<T> {
         is_interface: bool,
     ) -> (Vec<MethodId>, HashMap<u32, MethodId>) {
         let (mut vtable, mut dispatch) = match (super_class, is_interface) {
-            (Some(s), false) => (
-                self.classes[s as usize].vtable.clone(),
-                self.classes[s as usize].dispatch.clone(),
-            ),
+            (Some(s), false) => (self.classes[s as usize].vtable.clone(), self.classes[s as usize].dispatch.clone()),
             _ => (Vec::new(), HashMap::new()),
         };
         for &mid in own {
@@ -232,9 +212,7 @@ impl<T: Tracker> Vm<T> {
             }
             let sig = m.sig;
             if !is_interface {
-                let slot = vtable
-                    .iter()
-                    .position(|&v| self.methods[v as usize].sig == sig);
+                let slot = vtable.iter().position(|&v| self.methods[v as usize].sig == sig);
                 let index = match slot {
                     Some(i) => {
                         vtable[i] = mid;
@@ -289,10 +267,7 @@ impl<T: Tracker> Vm<T> {
                         // one, or an abstract one by a default.
                         e_class.is_interface()
                             && e.class != iface
-                            && (self.classes[iface as usize]
-                                .supertypes
-                                .binary_search(&e.class)
-                                .is_ok()
+                            && (self.classes[iface as usize].supertypes.binary_search(&e.class).is_ok()
                                 || (e.is_abstract() && !m.is_abstract()))
                     }
                 };
@@ -306,10 +281,7 @@ impl<T: Tracker> Vm<T> {
 
     fn load_array_class(&mut self, name: &str) -> Result<ClassId, LoadError> {
         let comp_desc = &name[1..];
-        let first = *comp_desc
-            .as_bytes()
-            .first()
-            .ok_or_else(|| LoadError::NotFound(name.into()))?;
+        let first = *comp_desc.as_bytes().first().ok_or_else(|| LoadError::NotFound(name.into()))?;
         let elem = Elem::from_descriptor(first).ok_or_else(|| LoadError::NotFound(name.into()))?;
         let component = match first {
             b'L' => {
@@ -321,14 +293,10 @@ impl<T: Tracker> Vm<T> {
             }
             b'[' => self.load_class(comp_desc)?,
             _ => {
-                let prim = PRIMITIVES
-                    .iter()
-                    .find(|p| p.1 as u8 == first)
-                    .ok_or_else(|| LoadError::NotFound(name.into()))?
-                    .0;
-                self.lookup_class(prim).ok_or_else(|| {
-                    LoadError::Fatal(VmError::Internal("primitive classes not created".into()))
-                })?
+                let prim =
+                    PRIMITIVES.iter().find(|p| p.1 as u8 == first).ok_or_else(|| LoadError::NotFound(name.into()))?.0;
+                self.lookup_class(prim)
+                    .ok_or_else(|| LoadError::Fatal(VmError::Internal("primitive classes not created".into())))?
             }
         };
         let dims = match self.classes[component as usize].kind {
@@ -346,11 +314,7 @@ impl<T: Tracker> Vm<T> {
             id,
             name: Arc::from(name),
             access: access::PUBLIC | access::FINAL | access::ABSTRACT,
-            kind: ClassKind::Array {
-                elem,
-                component,
-                dims,
-            },
+            kind: ClassKind::Array { elem, component, dims },
             super_class: Some(object),
             interfaces: vec![cloneable, serializable],
             file: None,
@@ -420,16 +384,8 @@ impl<T: Tracker> Vm<T> {
             return true;
         }
         if let (
-            ClassKind::Array {
-                elem: Elem::Ref,
-                component: sc,
-                ..
-            },
-            ClassKind::Array {
-                elem: Elem::Ref,
-                component: tc,
-                ..
-            },
+            ClassKind::Array { elem: Elem::Ref, component: sc, .. },
+            ClassKind::Array { elem: Elem::Ref, component: tc, .. },
         ) = (&s.kind, &self.classes[sup as usize].kind)
         {
             return self.is_subtype(*sc, *tc);
@@ -447,10 +403,9 @@ impl<T: Tracker> Vm<T> {
         let slots = self.classes[class_class as usize].instance_slots as usize;
         let mut fields = vec![0u64; slots];
         fields[self.wk.class_id_slot as usize] = id as u64 + 1;
-        if let (ClassKind::Array { component, .. }, Some(slot)) = (
-            self.classes[id as usize].kind.clone(),
-            self.wk.class_component_type,
-        ) {
+        if let (ClassKind::Array { component, .. }, Some(slot)) =
+            (self.classes[id as usize].kind.clone(), self.wk.class_component_type)
+        {
             fields[slot as usize] = self.mirror(component) as u64;
         }
         let r = self.heap.alloc(class_class, ObjData::Fields(fields.into()));
@@ -471,10 +426,7 @@ impl<T: Tracker> Vm<T> {
         match self.classes[id as usize].init.get() {
             InitState::Initialized | InitState::Initializing => return Ok(()),
             InitState::Failed => {
-                let msg = format!(
-                    "Could not initialize class {}",
-                    self.classes[id as usize].java_name()
-                );
+                let msg = format!("Could not initialize class {}", self.classes[id as usize].java_name());
                 return Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&msg)));
             }
             InitState::Linked => {}
@@ -493,10 +445,7 @@ impl<T: Tracker> Vm<T> {
             .methods
             .iter()
             .copied()
-            .find(|&m| {
-                &*self.methods[m as usize].name == "<clinit>"
-                    && self.methods[m as usize].is_static()
-            });
+            .find(|&m| &*self.methods[m as usize].name == "<clinit>" && self.methods[m as usize].is_static());
         if let Some(m) = clinit {
             if let Err(fault) = self.invoke(t, m, &[]) {
                 self.classes[id as usize].init.set(InitState::Failed);
@@ -564,20 +513,12 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Finds a method declared in `class` itself.
-    pub fn find_declared_method(
-        &self,
-        class: ClassId,
-        name: &str,
-        descriptor: &str,
-    ) -> Option<MethodId> {
+    pub fn find_declared_method(&self, class: ClassId, name: &str, descriptor: &str) -> Option<MethodId> {
         self.classes[class as usize]
             .methods
             .iter()
             .copied()
-            .find(|&m| {
-                &*self.methods[m as usize].name == name
-                    && &*self.methods[m as usize].descriptor == descriptor
-            })
+            .find(|&m| &*self.methods[m as usize].name == name && &*self.methods[m as usize].descriptor == descriptor)
     }
 
     /// Method resolution (JVMS §5.4.3.3): the class, its superclasses, then its superinterfaces.
@@ -594,8 +535,7 @@ impl<T: Tracker> Vm<T> {
         for &s in &self.classes[class as usize].supertypes {
             if self.classes[s as usize].is_interface() {
                 if let Some(m) = self.find_declared_method(s, name, descriptor) {
-                    if self.methods[m as usize].is_static() || self.methods[m as usize].is_private()
-                    {
+                    if self.methods[m as usize].is_static() || self.methods[m as usize].is_private() {
                         continue;
                     }
                     if found.is_none() || !self.methods[m as usize].is_abstract() {
@@ -608,12 +548,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Field resolution (JVMS §5.4.3.2): the class, its superinterfaces, then its superclass.
-    pub fn find_field(
-        &self,
-        class: ClassId,
-        name: &str,
-        descriptor: &str,
-    ) -> Option<(ClassId, Field)> {
+    pub fn find_field(&self, class: ClassId, name: &str, descriptor: &str) -> Option<(ClassId, Field)> {
         let c = &self.classes[class as usize];
         if let Some(f) = c.field(name, Some(descriptor)) {
             return Some((class, f.clone()));
@@ -623,18 +558,14 @@ impl<T: Tracker> Vm<T> {
                 return Some(found);
             }
         }
-        c.super_class
-            .and_then(|s| self.find_field(s, name, descriptor))
+        c.super_class.and_then(|s| self.find_field(s, name, descriptor))
     }
 
     /// The slot of a named instance field (for natives), searching superclasses.
     pub fn field_slot(&self, class: ClassId, name: &str) -> Option<u32> {
         let mut c = Some(class);
         while let Some(id) = c {
-            if let Some(f) = self.classes[id as usize]
-                .field(name, None)
-                .filter(|f| !f.is_static())
-            {
+            if let Some(f) = self.classes[id as usize].field(name, None).filter(|f| !f.is_static()) {
                 return Some(f.slot);
             }
             c = self.classes[id as usize].super_class;
@@ -644,8 +575,7 @@ impl<T: Tracker> Vm<T> {
 
     pub fn alloc_instance(&mut self, class: ClassId) -> Ref {
         let n = self.classes[class as usize].instance_slots as usize;
-        self.heap
-            .alloc(class, ObjData::Fields(vec![0u64; n].into()))
+        self.heap.alloc(class, ObjData::Fields(vec![0u64; n].into()))
     }
 
     pub fn alloc_array(&mut self, array_class: ClassId, len: usize) -> Ref {

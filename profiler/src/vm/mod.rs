@@ -63,11 +63,7 @@ pub struct Options {
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
     #[error("native method {class}.{name}{descriptor} is not supported by the Bloatlens VM")]
-    UnsupportedNative {
-        class: String,
-        name: String,
-        descriptor: String,
-    },
+    UnsupportedNative { class: String, name: String, descriptor: String },
     #[error("instruction budget exhausted after {0} instructions")]
     InstructionBudget(u64),
     #[error("time budget exhausted after {0:?}")]
@@ -75,10 +71,7 @@ pub enum VmError {
     #[error(transparent)]
     ClassPath(#[from] ClassPathError),
     #[error("class {class}: {error}")]
-    ClassFormat {
-        class: String,
-        error: ClassFormatError,
-    },
+    ClassFormat { class: String, error: ClassFormatError },
     #[error("class {class} has class-file version {major}, newer than this VM supports ({max}, Java 17)")]
     UnsupportedVersion { class: String, major: u16, max: u16 },
     #[error("bad bytecode in {method}: {reason}")]
@@ -135,11 +128,7 @@ pub struct JThread {
 
 impl JThread {
     pub fn new(slots: usize) -> JThread {
-        JThread {
-            stack: vec![0; slots].into(),
-            frames: Vec::new(),
-            obj: 0,
-        }
+        JThread { stack: vec![0; slots].into(), frames: Vec::new(), obj: 0 }
     }
     /// Where a new frame would start: above the top frame's operands.
     pub fn top_sp(&self) -> usize {
@@ -204,7 +193,7 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub heap: Heap,
     interned: HashMap<Box<[u16]>, Ref>,
     /// References held by Rust code across calls into Java (GC roots).
-    pinned: Vec<Ref>,
+    pub(crate) pinned: Vec<Ref>,
     pub wk: WellKnown,
     natives: HashMap<(&'static str, &'static str, &'static str), natives::NativeFn<T>>,
     pub instructions: u64,
@@ -225,6 +214,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     /// State of the identity-hash generator.
     hash_state: u32,
     pub native_memory: natives::NativeMemory,
+    /// The Java stack where the last fatal error happened (for diagnostics).
+    pub last_fatal_stack: String,
 }
 
 impl<T: Tracker> Vm<T> {
@@ -234,11 +225,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Like `new`; with `capture`, program output is kept in memory (see `capture`).
-    pub fn new_captured(
-        opts: Options,
-        tracker: T,
-        capture: bool,
-    ) -> Result<(Vm<T>, JThread), VmError> {
+    pub fn new_captured(opts: Options, tracker: T, capture: bool) -> Result<(Vm<T>, JThread), VmError> {
         let image = Arc::new(JImage::open(&opts.jdk.modules())?);
         let mut class_path = ClassPath::new();
         class_path.push(Box::new(RcImage(image.clone())));
@@ -270,6 +257,7 @@ impl<T: Tracker> Vm<T> {
             extra_roots: Vec::new(),
             hash_state: 0x2545_F491,
             native_memory: natives::NativeMemory::default(),
+            last_fatal_stack: String::new(),
         };
         let mut thread = JThread::new(1 << 20);
         vm.boot(&mut thread)?;
@@ -289,26 +277,16 @@ impl<T: Tracker> Vm<T> {
 
     pub fn sig(&mut self, name: &Arc<str>, descriptor: &Arc<str>) -> SigId {
         let next = self.sigs.len() as SigId;
-        *self
-            .sigs
-            .entry((name.clone(), descriptor.clone()))
-            .or_insert(next)
+        *self.sigs.entry((name.clone(), descriptor.clone())).or_insert(next)
     }
 
     pub fn find_sig(&self, name: &str, descriptor: &str) -> Option<SigId> {
-        self.sigs
-            .get(&(Arc::from(name), Arc::from(descriptor)))
-            .copied()
+        self.sigs.get(&(Arc::from(name), Arc::from(descriptor))).copied()
     }
 
     pub fn method_name(&self, m: MethodId) -> String {
         let m = &self.methods[m as usize];
-        format!(
-            "{}.{}{}",
-            self.classes[m.class as usize].java_name(),
-            m.name,
-            m.descriptor
-        )
+        format!("{}.{}{}", self.classes[m.class as usize].java_name(), m.name, m.descriptor)
     }
 
     /// Writes program output: to the process's stdout/stderr, or to the capture buffers.
@@ -341,10 +319,7 @@ impl<T: Tracker> Vm<T> {
 struct RcImage(Arc<JImage>);
 
 impl crate::classpath::ClassSource for RcImage {
-    fn find(
-        &self,
-        name: &str,
-    ) -> Result<Option<(Vec<u8>, crate::classpath::Origin)>, ClassPathError> {
+    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, crate::classpath::Origin)>, ClassPathError> {
         self.0.find(name)
     }
     fn describe(&self) -> String {

@@ -14,36 +14,19 @@ use std::rc::Rc;
 
 impl<T: Tracker> Vm<T> {
     /// Resolves a Class constant of `m`'s class to a loaded class (cached per constant).
-    pub(super) fn resolve_class_ref(
-        &mut self,
-        t: &mut JThread,
-        m: MethodId,
-        cp: u16,
-    ) -> VmResult<ClassId> {
+    pub(super) fn resolve_class_ref(&mut self, t: &mut JThread, m: MethodId, cp: u16) -> VmResult<ClassId> {
         let owner = self.methods[m as usize].class;
         self.resolve_class_in(t, owner, cp)
     }
 
-    pub(super) fn resolve_class_in(
-        &mut self,
-        t: &mut JThread,
-        owner: ClassId,
-        cp: u16,
-    ) -> VmResult<ClassId> {
+    pub(super) fn resolve_class_in(&mut self, t: &mut JThread, owner: ClassId, cp: u16) -> VmResult<ClassId> {
         if let Some(c) = self.classes[owner as usize].class_refs.get(cp as usize) {
             if c.get() != ClassId::MAX {
                 return Ok(c.get());
             }
         }
-        let file = self.classes[owner as usize]
-            .file
-            .clone()
-            .expect("constant pools belong to loaded classes");
-        let name = file
-            .constant_pool
-            .class_name(cp)
-            .map_err(|e| VmError::Internal(e.to_string()))?
-            .clone();
+        let file = self.classes[owner as usize].file.clone().expect("constant pools belong to loaded classes");
+        let name = file.constant_pool.class_name(cp).map_err(|e| VmError::Internal(e.to_string()))?.clone();
         let id = self.load_or_throw(t, &name)?;
         self.classes[owner as usize].class_refs[cp as usize].set(id);
         Ok(id)
@@ -51,19 +34,9 @@ impl<T: Tracker> Vm<T> {
 
     /// Resolves the constant-pool reference of `op` (at op index `at` of `m`'s code), writes the
     /// quickened op into the code when that is final, and returns the op to run now.
-    pub(super) fn quicken(
-        &mut self,
-        t: &mut JThread,
-        m: MethodId,
-        code: &Rc<Code>,
-        at: usize,
-        op: Op,
-    ) -> VmResult<Op> {
+    pub(super) fn quicken(&mut self, t: &mut JThread, m: MethodId, code: &Rc<Code>, at: usize, op: Op) -> VmResult<Op> {
         let owner = self.methods[m as usize].class;
-        let file = self.classes[owner as usize]
-            .file
-            .clone()
-            .expect("code belongs to loaded classes");
+        let file = self.classes[owner as usize].file.clone().expect("code belongs to loaded classes");
         let cp = &file.constant_pool;
         let bad = |e: String| Fault::Fatal(VmError::Internal(format!("constant pool: {e}")));
         let mut permanent = true;
@@ -104,11 +77,7 @@ impl<T: Tracker> Vm<T> {
                         self.classes[decl as usize].java_name(),
                         r.name
                     );
-                    return Err(self.throw_new(
-                        t,
-                        "java/lang/IncompatibleClassChangeError",
-                        Some(&msg),
-                    ));
+                    return Err(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg)));
                 }
                 let wide = field.kind().is_wide();
                 if is_static_op {
@@ -127,20 +96,13 @@ impl<T: Tracker> Vm<T> {
                     _ => Op::PutField(field.slot),
                 }
             }
-            Op::InvokeStaticCp(i)
-            | Op::InvokeSpecialCp(i)
-            | Op::InvokeVirtualCp(i)
-            | Op::InvokeInterfaceCp(i) => {
+            Op::InvokeStaticCp(i) | Op::InvokeSpecialCp(i) | Op::InvokeVirtualCp(i) | Op::InvokeInterfaceCp(i) => {
                 let r = cp.member_ref(i).map_err(bad)?;
                 let class = self.resolve_class_member_owner(t, owner, i)?;
                 let Some(method) = self.find_method(class, &r.name, &r.descriptor) else {
                     let msg = format!(
                         "'{}'",
-                        self.pretty_method(
-                            &self.classes[class as usize].java_name(),
-                            &r.name,
-                            &r.descriptor
-                        )
+                        self.pretty_method(&self.classes[class as usize].java_name(), &r.name, &r.descriptor)
                     );
                     return Err(self.throw_new(t, "java/lang/NoSuchMethodError", Some(&msg)));
                 };
@@ -150,17 +112,11 @@ impl<T: Tracker> Vm<T> {
                 match op {
                     Op::InvokeStaticCp(_) => {
                         if !mm.is_static() {
-                            let msg =
-                                format!("Expecting static method {}", self.method_name(method));
-                            return Err(self.throw_new(
-                                t,
-                                "java/lang/IncompatibleClassChangeError",
-                                Some(&msg),
-                            ));
+                            let msg = format!("Expecting static method {}", self.method_name(method));
+                            return Err(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg)));
                         }
                         self.initialize(t, decl)?;
-                        permanent =
-                            self.classes[decl as usize].init.get() == InitState::Initialized;
+                        permanent = self.classes[decl as usize].init.get() == InitState::Initialized;
                         Op::InvokeDirect { method, args }
                     }
                     Op::InvokeSpecialCp(_) => {
@@ -173,37 +129,23 @@ impl<T: Tracker> Vm<T> {
                             && self.is_subtype(owner, class)
                         {
                             let sup = cur.super_class.unwrap_or(class);
-                            self.find_method(sup, &r.name, &r.descriptor)
-                                .unwrap_or(method)
+                            self.find_method(sup, &r.name, &r.descriptor).unwrap_or(method)
                         } else {
                             method
                         };
                         if self.methods[target as usize].is_abstract() {
                             let msg = self.method_name(target);
-                            return Err(self.throw_new(
-                                t,
-                                "java/lang/AbstractMethodError",
-                                Some(&msg),
-                            ));
+                            return Err(self.throw_new(t, "java/lang/AbstractMethodError", Some(&msg)));
                         }
-                        Op::InvokeDirectNonNull {
-                            method: target,
-                            args,
-                        }
+                        Op::InvokeDirectNonNull { method: target, args }
                     }
                     _ => {
                         let final_method = mm.is_private()
-                            || (mm.access & access::FINAL != 0
-                                && !self.classes[decl as usize].is_interface())
+                            || (mm.access & access::FINAL != 0 && !self.classes[decl as usize].is_interface())
                             || (self.classes[decl as usize].access & access::FINAL != 0);
                         if mm.is_static() {
-                            let msg =
-                                format!("Expecting non-static method {}", self.method_name(method));
-                            return Err(self.throw_new(
-                                t,
-                                "java/lang/IncompatibleClassChangeError",
-                                Some(&msg),
-                            ));
+                            let msg = format!("Expecting non-static method {}", self.method_name(method));
+                            return Err(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg)));
                         }
                         if self.is_signature_polymorphic(method) {
                             return Err(Fault::Fatal(VmError::Unsupported(format!(
@@ -216,10 +158,7 @@ impl<T: Tracker> Vm<T> {
                         } else if let Some(vindex) = self.methods[method as usize].vindex {
                             Op::InvokeVirtual { vindex, args }
                         } else {
-                            Op::InvokeInterface {
-                                sig: self.methods[method as usize].sig,
-                                args,
-                            }
+                            Op::InvokeInterface { sig: self.methods[method as usize].sig, args }
                         }
                     }
                 }
@@ -250,27 +189,15 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// The class named by a member reference's `class` part.
-    fn resolve_class_member_owner(
-        &mut self,
-        t: &mut JThread,
-        owner: ClassId,
-        member_cp: u16,
-    ) -> VmResult<ClassId> {
-        let file = self.classes[owner as usize]
-            .file
-            .clone()
-            .expect("loaded class");
+    fn resolve_class_member_owner(&mut self, t: &mut JThread, owner: ClassId, member_cp: u16) -> VmResult<ClassId> {
+        let file = self.classes[owner as usize].file.clone().expect("loaded class");
         let class_index = match file.constant_pool.get(member_cp) {
             Some(
                 Constant::FieldRef { class, .. }
                 | Constant::MethodRef { class, .. }
                 | Constant::InterfaceMethodRef { class, .. },
             ) => *class,
-            _ => {
-                return Err(Fault::Fatal(VmError::Internal(
-                    "member reference expected".into(),
-                )))
-            }
+            _ => return Err(Fault::Fatal(VmError::Internal("member reference expected".into()))),
         };
         self.resolve_class_in(t, owner, class_index)
     }
@@ -303,11 +230,7 @@ impl<T: Tracker> Vm<T> {
             Some(d) => format!(
                 "{} {class}.{name}({})",
                 pretty(&d.return_type),
-                d.param_types
-                    .iter()
-                    .map(|p| pretty(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                d.param_types.iter().map(|p| pretty(p)).collect::<Vec<_>>().join(", ")
             ),
             None => format!("{class}.{name}{descriptor}"),
         }
@@ -367,39 +290,25 @@ impl<T: Tracker> Vm<T> {
     }
 
     pub(super) fn primitive_array_class(&mut self, atype: u8) -> VmResult<ClassId> {
-        let elem = Elem::from_atype(atype)
-            .ok_or_else(|| VmError::Internal(format!("newarray type {atype}")))?;
+        let elem = Elem::from_atype(atype).ok_or_else(|| VmError::Internal(format!("newarray type {atype}")))?;
         let name = format!("[{}", elem.descriptor());
         match self.load_class(&name) {
             Ok(c) => Ok(c),
-            Err(LoadError::NotFound(n)) => {
-                Err(Fault::Fatal(VmError::Internal(format!("array class {n}"))))
-            }
+            Err(LoadError::NotFound(n)) => Err(Fault::Fatal(VmError::Internal(format!("array class {n}")))),
             Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
         }
     }
 
-    pub(super) fn array_class_or_throw(
-        &mut self,
-        t: &mut JThread,
-        component: ClassId,
-    ) -> VmResult<ClassId> {
+    pub(crate) fn array_class_or_throw(&mut self, t: &mut JThread, component: ClassId) -> VmResult<ClassId> {
         match self.array_class_of(component) {
             Ok(c) => Ok(c),
-            Err(LoadError::NotFound(n)) => {
-                Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n)))
-            }
+            Err(LoadError::NotFound(n)) => Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n))),
             Err(LoadError::Fatal(e)) => Err(Fault::Fatal(e)),
         }
     }
 
     /// Allocates an array, throwing OutOfMemoryError past the heap cap.
-    pub(super) fn new_array_checked(
-        &mut self,
-        t: &mut JThread,
-        class: ClassId,
-        len: usize,
-    ) -> VmResult<Ref> {
+    pub(crate) fn new_array_checked(&mut self, t: &mut JThread, class: ClassId, len: usize) -> VmResult<Ref> {
         let elem = match self.classes[class as usize].kind {
             ClassKind::Array { elem, .. } => elem,
             _ => Elem::Ref,
@@ -419,18 +328,11 @@ impl<T: Tracker> Vm<T> {
         Ok(self.heap.alloc(class, ObjData::new_array(elem, len)))
     }
 
-    pub(super) fn multi_new_array(
-        &mut self,
-        t: &mut JThread,
-        class: ClassId,
-        counts: &[i32],
-    ) -> VmResult<Ref> {
+    pub(super) fn multi_new_array(&mut self, t: &mut JThread, class: ClassId, counts: &[i32]) -> VmResult<Ref> {
         let arr = self.new_array_checked(t, class, counts[0] as usize)?;
         if counts.len() > 1 {
             let ClassKind::Array { component, .. } = self.classes[class as usize].kind else {
-                return Err(Fault::Fatal(VmError::Internal(
-                    "multianewarray of a non-array class".into(),
-                )));
+                return Err(Fault::Fatal(VmError::Internal("multianewarray of a non-array class".into())));
             };
             self.pinned.push(arr);
             for i in 0..counts[0] as usize {

@@ -17,14 +17,7 @@ impl<T: Tracker> Vm<T> {
         let (bytes, coder): (Vec<i8>, u64) = if units.iter().all(|&u| u <= 0xFF) {
             (units.iter().map(|&u| u as u8 as i8).collect(), LATIN1)
         } else {
-            (
-                units
-                    .iter()
-                    .flat_map(|&u| u.to_le_bytes())
-                    .map(|b| b as i8)
-                    .collect(),
-                UTF16,
-            )
+            (units.iter().flat_map(|&u| u.to_le_bytes()).map(|b| b as i8).collect(), UTF16)
         };
         let byte_array = self.wk.byte_array;
         let value = self.heap.alloc(byte_array, ObjData::Bytes(bytes.into()));
@@ -39,10 +32,7 @@ impl<T: Tracker> Vm<T> {
     /// The UTF-16 code units of a Java string.
     pub fn string_units(&self, s: Ref) -> Vec<u16> {
         let (value, coder) = match &self.heap.get(s).data {
-            ObjData::Fields(f) => (
-                f[self.wk.string_value as usize] as Ref,
-                f[self.wk.string_coder as usize],
-            ),
+            ObjData::Fields(f) => (f[self.wk.string_value as usize] as Ref, f[self.wk.string_coder as usize]),
             _ => return Vec::new(),
         };
         if value == 0 {
@@ -50,10 +40,7 @@ impl<T: Tracker> Vm<T> {
         }
         match &self.heap.get(value).data {
             ObjData::Bytes(b) if coder == LATIN1 => b.iter().map(|&x| x as u8 as u16).collect(),
-            ObjData::Bytes(b) => b
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0] as u8, c[1] as u8]))
-                .collect(),
+            ObjData::Bytes(b) => b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0] as u8, c[1] as u8])).collect(),
             _ => Vec::new(),
         }
     }

@@ -6,33 +6,17 @@ use crate::vm::{JThread, Tracker, Vm};
 use std::io::Read;
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
-    reg.add("java/io/FileDescriptor", "getHandle", "(I)J", |_, _, _| {
-        Ok(-1i64 as u64)
-    });
-    reg.add("java/io/FileDescriptor", "getAppend", "(I)Z", |_, _, _| {
-        Ok(0)
-    });
+    reg.add("java/io/FileDescriptor", "getHandle", "(I)J", |_, _, _| Ok(-1i64 as u64));
+    reg.add("java/io/FileDescriptor", "getAppend", "(I)Z", |_, _, _| Ok(0));
     reg.add("java/io/FileDescriptor", "close0", "()V", |_, _, _| Ok(0));
-    reg.add(
-        "java/io/FileOutputStream",
-        "writeBytes",
-        "([BIIZ)V",
-        write_bytes,
-    );
+    reg.add("java/io/FileOutputStream", "writeBytes", "([BIIZ)V", write_bytes);
     reg.add("java/io/FileOutputStream", "write", "(IZ)V", |vm, _, a| {
         let fd = fd_of(vm, a[0] as Ref);
         vm.write_output(fd, &[a[1] as u8]);
         Ok(0)
     });
-    reg.add(
-        "java/io/FileInputStream",
-        "readBytes",
-        "([BII)I",
-        read_bytes,
-    );
-    reg.add("java/io/FileInputStream", "available0", "()I", |_, _, _| {
-        Ok(0)
-    });
+    reg.add("java/io/FileInputStream", "readBytes", "([BII)I", read_bytes);
+    reg.add("java/io/FileInputStream", "available0", "()I", |_, _, _| Ok(0));
 }
 
 /// The `fd` of the FileDescriptor inside a FileInputStream/FileOutputStream.
@@ -55,10 +39,7 @@ fn write_bytes<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResu
             if off < 0 || len < 0 || off as usize + len as usize > b.len() {
                 return Err(vm.throw_new(t, "java/lang/IndexOutOfBoundsException", None));
             }
-            b[off as usize..off as usize + len as usize]
-                .iter()
-                .map(|&x| x as u8)
-                .collect()
+            b[off as usize..off as usize + len as usize].iter().map(|&x| x as u8).collect()
         }
         _ => return Ok(0),
     };

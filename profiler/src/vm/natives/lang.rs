@@ -19,36 +19,15 @@ fn b(v: bool) -> VmResult<u64> {
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // java.lang.Object
-    reg.add(
-        "java/lang/Object",
-        "getClass",
-        "()Ljava/lang/Class;",
-        |vm, _, a| {
-            let c = vm.heap.get(r(a[0])).class;
-            Ok(vm.mirror(c) as u64)
-        },
-    );
-    reg.add("java/lang/Object", "hashCode", "()I", |vm, _, a| {
-        Ok(vm.identity_hash(r(a[0])) as u32 as u64)
+    reg.add("java/lang/Object", "getClass", "()Ljava/lang/Class;", |vm, _, a| {
+        let c = vm.heap.get(r(a[0])).class;
+        Ok(vm.mirror(c) as u64)
     });
-    reg.add(
-        "java/lang/System",
-        "identityHashCode",
-        "(Ljava/lang/Object;)I",
-        |vm, _, a| {
-            Ok(if a[0] == 0 {
-                0
-            } else {
-                vm.identity_hash(r(a[0])) as u32 as u64
-            })
-        },
-    );
-    reg.add(
-        "java/lang/Object",
-        "clone",
-        "()Ljava/lang/Object;",
-        object_clone,
-    );
+    reg.add("java/lang/Object", "hashCode", "()I", |vm, _, a| Ok(vm.identity_hash(r(a[0])) as u32 as u64));
+    reg.add("java/lang/System", "identityHashCode", "(Ljava/lang/Object;)I", |vm, _, a| {
+        Ok(if a[0] == 0 { 0 } else { vm.identity_hash(r(a[0])) as u32 as u64 })
+    });
+    reg.add("java/lang/Object", "clone", "()Ljava/lang/Object;", object_clone);
     reg.add("java/lang/Object", "notify", "()V", |_, _, _| Ok(0));
     reg.add("java/lang/Object", "notifyAll", "()V", |_, _, _| Ok(0));
     reg.add("java/lang/Object", "wait", "(J)V", |_, _, a| {
@@ -58,90 +37,47 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             std::thread::sleep(std::time::Duration::from_millis(ms as u64));
             Ok(0)
         } else {
-            Err(Fault::Fatal(VmError::Unsupported(
-                "Object.wait() with no other thread to notify (deadlock)".into(),
-            )))
+            Err(Fault::Fatal(VmError::Unsupported("Object.wait() with no other thread to notify (deadlock)".into())))
         }
     });
 
     // java.lang.String and friends
-    reg.add(
-        "java/lang/String",
-        "intern",
-        "()Ljava/lang/String;",
-        |vm, _, a| Ok(vm.intern(r(a[0])) as u64),
-    );
-    reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| {
-        b(false)
-    });
-    reg.add(
-        "java/lang/NullPointerException",
-        "getExtendedNPEMessage",
-        "()Ljava/lang/String;",
-        |_, _, _| Ok(0),
-    );
+    reg.add("java/lang/String", "intern", "()Ljava/lang/String;", |vm, _, a| Ok(vm.intern(r(a[0])) as u64));
+    reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| b(false));
+    reg.add("java/lang/NullPointerException", "getExtendedNPEMessage", "()Ljava/lang/String;", |_, _, _| Ok(0));
 
     // Float and double bits
-    reg.add("java/lang/Float", "floatToRawIntBits", "(F)I", |_, _, a| {
-        Ok(a[0] & 0xFFFF_FFFF)
-    });
-    reg.add("java/lang/Float", "intBitsToFloat", "(I)F", |_, _, a| {
-        Ok(a[0] & 0xFFFF_FFFF)
-    });
-    reg.add(
-        "java/lang/Double",
-        "doubleToRawLongBits",
-        "(D)J",
-        |_, _, a| Ok(a[0]),
-    );
-    reg.add("java/lang/Double", "longBitsToDouble", "(J)D", |_, _, a| {
-        Ok(a[0])
-    });
+    reg.add("java/lang/Float", "floatToRawIntBits", "(F)I", |_, _, a| Ok(a[0] & 0xFFFF_FFFF));
+    reg.add("java/lang/Float", "intBitsToFloat", "(I)F", |_, _, a| Ok(a[0] & 0xFFFF_FFFF));
+    reg.add("java/lang/Double", "doubleToRawLongBits", "(D)J", |_, _, a| Ok(a[0]));
+    reg.add("java/lang/Double", "longBitsToDouble", "(J)D", |_, _, a| Ok(a[0]));
 
-    // StrictMath: the C library's functions (fdlibm-compatible to within an ulp).
+    // StrictMath: fdlibm's algorithms, through the libm crate (a port of musl's fdlibm-derived code).
     macro_rules! math1 {
-        ($($name:literal => $f:expr),* $(,)?) => {$(
-            reg.add("java/lang/StrictMath", $name, "(D)D", |_, _, a| {
-                let f: fn(f64) -> f64 = $f;
-                Ok(f(f64::from_bits(a[0])).to_bits())
-            });
+        ($($name:literal => $f:path),* $(,)?) => {$(
+            reg.add("java/lang/StrictMath", $name, "(D)D", |_, _, a| Ok($f(f64::from_bits(a[0])).to_bits()));
         )*};
     }
     math1! {
-        "sin" => f64::sin, "cos" => f64::cos, "tan" => f64::tan, "asin" => f64::asin,
-        "acos" => f64::acos, "atan" => f64::atan, "exp" => f64::exp, "log" => f64::ln,
-        "log10" => f64::log10, "sqrt" => f64::sqrt, "cbrt" => f64::cbrt, "sinh" => f64::sinh,
-        "cosh" => f64::cosh, "tanh" => f64::tanh, "expm1" => f64::exp_m1, "log1p" => f64::ln_1p,
+        "sin" => libm::sin, "cos" => libm::cos, "tan" => libm::tan, "asin" => libm::asin,
+        "acos" => libm::acos, "atan" => libm::atan, "exp" => libm::exp, "log" => libm::log,
+        "log10" => libm::log10, "sqrt" => libm::sqrt, "cbrt" => libm::cbrt, "sinh" => libm::sinh,
+        "cosh" => libm::cosh, "tanh" => libm::tanh, "expm1" => libm::expm1, "log1p" => libm::log1p,
     }
-    reg.add("java/lang/StrictMath", "atan2", "(DD)D", |_, _, a| {
-        Ok(f64::from_bits(a[0]).atan2(f64::from_bits(a[2])).to_bits())
-    });
-    reg.add("java/lang/StrictMath", "pow", "(DD)D", |_, _, a| {
-        Ok(f64::from_bits(a[0]).powf(f64::from_bits(a[2])).to_bits())
-    });
-    reg.add("java/lang/StrictMath", "hypot", "(DD)D", |_, _, a| {
-        Ok(f64::from_bits(a[0]).hypot(f64::from_bits(a[2])).to_bits())
-    });
-    reg.add(
-        "java/lang/StrictMath",
-        "IEEEremainder",
-        "(DD)D",
-        |_, _, a| {
-            let (x, y) = (f64::from_bits(a[0]), f64::from_bits(a[2]));
-            Ok(ieee_remainder(x, y).to_bits())
-        },
-    );
+    macro_rules! math2 {
+        ($($name:literal => $f:path),* $(,)?) => {$(
+            reg.add("java/lang/StrictMath", $name, "(DD)D", |_, _, a| {
+                Ok($f(f64::from_bits(a[0]), f64::from_bits(a[2])).to_bits())
+            });
+        )*};
+    }
+    math2! { "atan2" => libm::atan2, "pow" => libm::pow, "hypot" => libm::hypot, "IEEEremainder" => libm::remainder }
 
     // Throwable and stack traces
-    reg.add(
-        "java/lang/Throwable",
-        "fillInStackTrace",
-        "(I)Ljava/lang/Throwable;",
-        |vm, t, a| {
-            vm.fill_in_stack_trace(t, r(a[0]))?;
-            Ok(a[0])
-        },
-    );
+    reg.add("java/lang/Throwable", "fillInStackTrace", "(I)Ljava/lang/Throwable;", |vm, t, a| {
+        vm.fill_in_stack_trace(t, r(a[0]))?;
+        Ok(a[0])
+    });
     reg.add(
         "java/lang/StackTraceElement",
         "initStackTraceElements",
@@ -153,30 +89,15 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     );
 
     // java.lang.Class
-    reg.add(
-        "java/lang/Class",
-        "getPrimitiveClass",
-        "(Ljava/lang/String;)Ljava/lang/Class;",
-        |vm, _, a| {
-            let name = vm.rust_string(r(a[0]));
-            let c = vm
-                .lookup_class(&name)
-                .ok_or_else(|| VmError::Internal(format!("no primitive class {name}")))?;
-            Ok(vm.mirror(c) as u64)
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "desiredAssertionStatus0",
-        "(Ljava/lang/Class;)Z",
-        |_, _, _| b(false),
-    );
+    reg.add("java/lang/Class", "getPrimitiveClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
+        let name = vm.rust_string(r(a[0]));
+        let c = vm.lookup_class(&name).ok_or_else(|| VmError::Internal(format!("no primitive class {name}")))?;
+        Ok(vm.mirror(c) as u64)
+    });
+    reg.add("java/lang/Class", "desiredAssertionStatus0", "(Ljava/lang/Class;)Z", |_, _, _| b(false));
     reg.add("java/lang/Class", "isPrimitive", "()Z", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
-        b(matches!(
-            vm.classes[c as usize].kind,
-            ClassKind::Primitive(_)
-        ))
+        b(matches!(vm.classes[c as usize].kind, ClassKind::Primitive(_)))
     });
     reg.add("java/lang/Class", "isArray", "()Z", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
@@ -190,85 +111,52 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/Class", "isRecord0", "()Z", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let cl = &vm.classes[c as usize];
-        b(cl.super_class
-            .is_some_and(|s| &*vm.classes[s as usize].name == "java/lang/Record")
-            && cl.file.as_ref().is_some_and(|f| {
-                !f.record_components.is_empty() || f.access_flags & access::FINAL != 0
-            }))
+        b(cl.super_class.is_some_and(|s| &*vm.classes[s as usize].name == "java/lang/Record")
+            && cl.file.as_ref().is_some_and(|f| !f.record_components.is_empty() || f.access_flags & access::FINAL != 0))
     });
-    reg.add(
-        "java/lang/Class",
-        "isInstance",
-        "(Ljava/lang/Object;)Z",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            b(a[1] != 0 && vm.is_subtype(vm.heap.get(r(a[1])).class, c))
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "isAssignableFrom",
-        "(Ljava/lang/Class;)Z",
-        |vm, t, a| {
-            if a[1] == 0 {
-                return Err(vm.throw_npe(t));
-            }
-            let (sup, sub) = (vm.class_of_mirror(r(a[0])), vm.class_of_mirror(r(a[1])));
-            b(vm.is_subtype(sub, sup))
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "getSuperclass",
-        "()Ljava/lang/Class;",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let cl = &vm.classes[c as usize];
-            if cl.is_interface() || matches!(cl.kind, ClassKind::Primitive(_)) {
-                return Ok(0);
-            }
-            Ok(cl.super_class.map(|s| vm.mirror(s) as u64).unwrap_or(0))
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "getInterfaces0",
-        "()[Ljava/lang/Class;",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let ifaces = vm.classes[c as usize].interfaces.clone();
-            let mirrors: Vec<Ref> = ifaces.iter().map(|&i| vm.mirror(i)).collect();
-            let arr = vm
-                .load_class("[Ljava/lang/Class;")
-                .map_err(|_| VmError::Internal("Class[]".into()))?;
-            Ok(vm.heap.alloc(arr, ObjData::Refs(mirrors.into())) as u64)
-        },
-    );
+    reg.add("java/lang/Class", "isInstance", "(Ljava/lang/Object;)Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        b(a[1] != 0 && vm.is_subtype(vm.heap.get(r(a[1])).class, c))
+    });
+    reg.add("java/lang/Class", "isAssignableFrom", "(Ljava/lang/Class;)Z", |vm, t, a| {
+        if a[1] == 0 {
+            return Err(vm.throw_npe(t));
+        }
+        let (sup, sub) = (vm.class_of_mirror(r(a[0])), vm.class_of_mirror(r(a[1])));
+        b(vm.is_subtype(sub, sup))
+    });
+    reg.add("java/lang/Class", "getSuperclass", "()Ljava/lang/Class;", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let cl = &vm.classes[c as usize];
+        if cl.is_interface() || matches!(cl.kind, ClassKind::Primitive(_)) {
+            return Ok(0);
+        }
+        Ok(cl.super_class.map(|s| vm.mirror(s) as u64).unwrap_or(0))
+    });
+    reg.add("java/lang/Class", "getInterfaces0", "()[Ljava/lang/Class;", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let ifaces = vm.classes[c as usize].interfaces.clone();
+        let mirrors: Vec<Ref> = ifaces.iter().map(|&i| vm.mirror(i)).collect();
+        let arr = vm.load_class("[Ljava/lang/Class;").map_err(|_| VmError::Internal("Class[]".into()))?;
+        Ok(vm.heap.alloc(arr, ObjData::Refs(mirrors.into())) as u64)
+    });
     reg.add("java/lang/Class", "getModifiers", "()I", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let cl = &vm.classes[c as usize];
         // Inner classes carry their declared modifiers in the InnerClasses attribute.
         let inner = cl.file.as_ref().and_then(|f| {
-            f.inner_classes
-                .iter()
-                .find(|ic| ic.inner_class.as_deref() == Some(&*cl.name))
-                .map(|ic| ic.access_flags)
+            f.inner_classes.iter().find(|ic| ic.inner_class.as_deref() == Some(&*cl.name)).map(|ic| ic.access_flags)
         });
         let flags = inner.unwrap_or(cl.access) & !access::SUPER;
         Ok(flags as u64)
     });
-    reg.add(
-        "java/lang/Class",
-        "initClassName",
-        "()Ljava/lang/String;",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let name = vm.classes[c as usize].java_name();
-            let s = vm.intern_str(&name);
-            vm.set_named(r(a[0]), "name", s as u64);
-            Ok(s as u64)
-        },
-    );
+    reg.add("java/lang/Class", "initClassName", "()Ljava/lang/String;", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let name = vm.classes[c as usize].java_name();
+        let s = vm.intern_str(&name);
+        vm.set_named(r(a[0]), "name", s as u64);
+        Ok(s as u64)
+    });
     reg.add(
         "java/lang/Class",
         "forName0",
@@ -289,262 +177,175 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(vm.mirror(c) as u64)
         },
     );
-    reg.add(
-        "java/lang/Class",
-        "getDeclaringClass0",
-        "()Ljava/lang/Class;",
-        |vm, t, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let outer = vm.classes[c as usize].file.as_ref().and_then(|f| {
-                f.inner_classes
-                    .iter()
-                    .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
-                    .and_then(|ic| ic.outer_class.clone())
-            });
-            match outer {
-                Some(o) => {
-                    let oc = vm.load_or_throw(t, &o)?;
-                    Ok(vm.mirror(oc) as u64)
-                }
-                None => Ok(0),
+    reg.add("java/lang/Class", "getDeclaringClass0", "()Ljava/lang/Class;", |vm, t, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let outer = vm.classes[c as usize].file.as_ref().and_then(|f| {
+            f.inner_classes
+                .iter()
+                .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
+                .and_then(|ic| ic.outer_class.clone())
+        });
+        match outer {
+            Some(o) => {
+                let oc = vm.load_or_throw(t, &o)?;
+                Ok(vm.mirror(oc) as u64)
             }
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "getSimpleBinaryName0",
-        "()Ljava/lang/String;",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let simple = vm.classes[c as usize].file.as_ref().and_then(|f| {
-                f.inner_classes
-                    .iter()
-                    .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
-                    .map(|ic| ic.inner_name.clone())
-            });
-            match simple {
-                Some(Some(n)) => Ok(vm.intern_str(&n) as u64),
-                _ => Ok(0),
-            }
-        },
-    );
-    reg.add(
-        "java/lang/Class",
-        "getEnclosingMethod0",
-        "()[Ljava/lang/Object;",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "java/lang/Class",
-        "getGenericSignature0",
-        "()Ljava/lang/String;",
-        |_, _, _| Ok(0),
-    );
-    reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| {
-        Ok(0)
+            None => Ok(0),
+        }
     });
-    reg.add(
-        "java/lang/Class",
-        "getProtectionDomain0",
-        "()Ljava/security/ProtectionDomain;",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "java/lang/Class",
-        "getNestHost0",
-        "()Ljava/lang/Class;",
-        |vm, t, a| {
-            let c = vm.class_of_mirror(r(a[0]));
-            let host = vm.classes[c as usize]
-                .file
-                .as_ref()
-                .and_then(|f| f.nest_host.clone());
-            let hc = match host {
-                Some(h) => vm.load_or_throw(t, &h)?,
-                None => c,
-            };
-            Ok(vm.mirror(hc) as u64)
-        },
-    );
+    reg.add("java/lang/Class", "getSimpleBinaryName0", "()Ljava/lang/String;", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let simple = vm.classes[c as usize].file.as_ref().and_then(|f| {
+            f.inner_classes
+                .iter()
+                .find(|ic| ic.inner_class.as_deref() == Some(&*f.this_class))
+                .map(|ic| ic.inner_name.clone())
+        });
+        match simple {
+            Some(Some(n)) => Ok(vm.intern_str(&n) as u64),
+            _ => Ok(0),
+        }
+    });
+    reg.add("java/lang/Class", "getEnclosingMethod0", "()[Ljava/lang/Object;", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getGenericSignature0", "()Ljava/lang/String;", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getNestHost0", "()Ljava/lang/Class;", |vm, t, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let host = vm.classes[c as usize].file.as_ref().and_then(|f| f.nest_host.clone());
+        let hc = match host {
+            Some(h) => vm.load_or_throw(t, &h)?,
+            None => c,
+        };
+        Ok(vm.mirror(hc) as u64)
+    });
 
     // java.lang.Thread (one thread for now)
-    reg.add(
-        "java/lang/Thread",
-        "currentThread",
-        "()Ljava/lang/Thread;",
-        |_, t, _| Ok(t.obj as u64),
-    );
+    reg.add("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;", |_, t, _| Ok(t.obj as u64));
     reg.add("java/lang/Thread", "setPriority0", "(I)V", |_, _, _| Ok(0));
-    reg.add("java/lang/Thread", "isAlive", "()Z", |_, t, a| {
-        b(r(a[0]) == t.obj)
-    });
-    reg.add(
-        "java/lang/Thread",
-        "holdsLock",
-        "(Ljava/lang/Object;)Z",
-        |_, _, _| b(true),
-    );
-    reg.add("java/lang/Thread", "yield", "()V", |_, _, _| Ok(0));
-    reg.add("java/lang/Thread", "sleep", "(J)V", |_, _, a| {
-        std::thread::sleep(std::time::Duration::from_millis((a[0] as i64).max(0) as u64));
-        Ok(0)
+    reg.add("java/lang/Thread", "isAlive", "()Z", |vm, _, a| {
+        let status = vm.get_named(r(a[0]), "threadStatus");
+        b(status != THREAD_NEW && status != THREAD_TERMINATED)
     });
     reg.add("java/lang/Thread", "interrupt0", "()V", |_, _, _| Ok(0));
-    reg.add(
-        "java/lang/Thread",
-        "clearInterruptEvent",
-        "()V",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "java/lang/Thread",
-        "setNativeName",
-        "(Ljava/lang/String;)V",
-        |_, _, _| Ok(0),
-    );
-    reg.add("java/lang/Thread", "start0", "()V", |_, _, _| {
-        Err(Fault::Fatal(VmError::Unsupported(
-            "Thread.start (threads)".into(),
-        )))
-    });
+    reg.add("java/lang/Thread", "clearInterruptEvent", "()V", |_, _, _| Ok(0));
+    reg.add("java/lang/Thread", "setNativeName", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
+    reg.add("java/lang/Thread", "start0", "()V", thread_start);
 
     // java.lang.Runtime and shutdown
-    reg.add(
-        "java/lang/Runtime",
-        "availableProcessors",
-        "()I",
-        |_, _, _| {
-            Ok(std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1) as u64)
-        },
-    );
-    reg.add("java/lang/Runtime", "maxMemory", "()J", |vm, _, _| {
-        Ok(vm.opts.limits.max_heap_bytes)
+    reg.add("java/lang/reflect/Array", "newArray", "(Ljava/lang/Class;I)Ljava/lang/Object;", |vm, t, a| {
+        let (component, len) = (vm.class_of_mirror(r(a[0])), a[1] as i32);
+        if len < 0 {
+            return Err(vm.throw_new(t, "java/lang/NegativeArraySizeException", Some(&len.to_string())));
+        }
+        if matches!(vm.classes[component as usize].kind, ClassKind::Primitive('V')) {
+            return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", None));
+        }
+        let class = vm.array_class_or_throw(t, component)?;
+        Ok(vm.new_array_checked(t, class, len as usize)? as u64)
     });
-    reg.add("java/lang/Runtime", "totalMemory", "()J", |vm, _, _| {
-        Ok(vm.opts.limits.max_heap_bytes)
+    reg.add("java/lang/Runtime", "availableProcessors", "()I", |_, _, _| {
+        Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u64)
     });
+    reg.add("java/lang/Runtime", "maxMemory", "()J", |vm, _, _| Ok(vm.opts.limits.max_heap_bytes));
+    reg.add("java/lang/Runtime", "totalMemory", "()J", |vm, _, _| Ok(vm.opts.limits.max_heap_bytes));
     reg.add("java/lang/Runtime", "freeMemory", "()J", |vm, _, _| {
-        Ok(vm
-            .opts
-            .limits
-            .max_heap_bytes
-            .saturating_sub(vm.heap.live_bytes))
+        Ok(vm.opts.limits.max_heap_bytes.saturating_sub(vm.heap.live_bytes))
     });
     reg.add("java/lang/Runtime", "gc", "()V", |vm, t, _| {
         vm.collect_garbage(t)?;
         Ok(0)
     });
     reg.add("java/lang/Shutdown", "beforeHalt", "()V", |_, _, _| Ok(0));
-    reg.add("java/lang/Shutdown", "halt0", "(I)V", |_, _, a| {
-        Err(Fault::Exit(a[0] as i32))
-    });
+    reg.add("java/lang/Shutdown", "halt0", "(I)V", |_, _, a| Err(Fault::Exit(a[0] as i32)));
 
     // java.lang.System
     reg.add("java/lang/System", "currentTimeMillis", "()J", |_, _, _| {
-        let d = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         Ok(d.as_millis() as u64)
     });
-    reg.add("java/lang/System", "nanoTime", "()J", |vm, _, _| {
-        Ok(vm.nano_time() as u64)
+    reg.add("java/lang/System", "nanoTime", "()J", |vm, _, _| Ok(vm.nano_time() as u64));
+    reg.add("java/lang/System", "arraycopy", "(Ljava/lang/Object;ILjava/lang/Object;II)V", arraycopy);
+    reg.add("java/lang/System", "setIn0", "(Ljava/io/InputStream;)V", |vm, _, a| {
+        vm.set_static("java/lang/System", "in", a[0]);
+        Ok(0)
     });
-    reg.add(
-        "java/lang/System",
-        "arraycopy",
-        "(Ljava/lang/Object;ILjava/lang/Object;II)V",
-        arraycopy,
-    );
-    reg.add(
-        "java/lang/System",
-        "setIn0",
-        "(Ljava/io/InputStream;)V",
-        |vm, _, a| {
-            vm.set_static("java/lang/System", "in", a[0]);
-            Ok(0)
-        },
-    );
-    reg.add(
-        "java/lang/System",
-        "setOut0",
-        "(Ljava/io/PrintStream;)V",
-        |vm, _, a| {
-            vm.set_static("java/lang/System", "out", a[0]);
-            Ok(0)
-        },
-    );
-    reg.add(
-        "java/lang/System",
-        "setErr0",
-        "(Ljava/io/PrintStream;)V",
-        |vm, _, a| {
-            vm.set_static("java/lang/System", "err", a[0]);
-            Ok(0)
-        },
-    );
-    reg.add(
-        "java/lang/System",
-        "mapLibraryName",
-        "(Ljava/lang/String;)Ljava/lang/String;",
-        |vm, _, a| {
-            let n = vm.rust_string(r(a[0]));
-            Ok(vm.new_string(&format!("lib{n}.so")) as u64)
-        },
-    );
+    reg.add("java/lang/System", "setOut0", "(Ljava/io/PrintStream;)V", |vm, _, a| {
+        vm.set_static("java/lang/System", "out", a[0]);
+        Ok(0)
+    });
+    reg.add("java/lang/System", "setErr0", "(Ljava/io/PrintStream;)V", |vm, _, a| {
+        vm.set_static("java/lang/System", "err", a[0]);
+        Ok(0)
+    });
+    reg.add("java/lang/System", "mapLibraryName", "(Ljava/lang/String;)Ljava/lang/String;", |vm, _, a| {
+        let n = vm.rust_string(r(a[0]));
+        Ok(vm.new_string(&format!("lib{n}.so")) as u64)
+    });
 
     // java.lang.ref
-    reg.add(
-        "java/lang/ref/Reference",
-        "refersTo0",
-        "(Ljava/lang/Object;)Z",
-        |vm, _, a| b(vm.get_named(r(a[0]), "referent") == a[1]),
-    );
+    reg.add("java/lang/ref/Reference", "refersTo0", "(Ljava/lang/Object;)Z", |vm, _, a| {
+        b(vm.get_named(r(a[0]), "referent") == a[1])
+    });
     reg.add("java/lang/ref/Reference", "clear0", "()V", |vm, _, a| {
         vm.set_named(r(a[0]), "referent", 0);
         Ok(0)
     });
-    reg.add(
-        "java/lang/ref/PhantomReference",
-        "refersTo0",
-        "(Ljava/lang/Object;)Z",
-        |vm, _, a| b(vm.get_named(r(a[0]), "referent") == a[1]),
-    );
-    reg.add(
-        "java/lang/ref/Reference",
-        "getAndClearReferencePendingList",
-        "()Ljava/lang/ref/Reference;",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "java/lang/ref/Reference",
-        "hasReferencePendingList",
-        "()Z",
-        |_, _, _| b(false),
-    );
-    reg.add(
-        "java/lang/ref/Finalizer",
-        "isFinalizationEnabled",
-        "()Z",
-        |_, _, _| b(false),
-    );
+    reg.add("java/lang/ref/PhantomReference", "refersTo0", "(Ljava/lang/Object;)Z", |vm, _, a| {
+        b(vm.get_named(r(a[0]), "referent") == a[1])
+    });
+    reg.add("java/lang/ref/Reference", "getAndClearReferencePendingList", "()Ljava/lang/ref/Reference;", |_, _, _| {
+        Ok(0)
+    });
+    reg.add("java/lang/ref/Reference", "hasReferencePendingList", "()Z", |_, _, _| b(false));
+    reg.add("java/lang/ref/Finalizer", "isFinalizationEnabled", "()Z", |_, _, _| b(false));
 }
 
-fn ieee_remainder(x: f64, y: f64) -> f64 {
-    if x.is_nan() || y.is_nan() || x.is_infinite() || y == 0.0 {
-        return f64::NAN;
+/// `threadStatus` values as HotSpot encodes them (JVMTI state bits).
+const THREAD_NEW: u64 = 0;
+const THREAD_RUNNABLE: u64 = 0x0004 | 0x0001;
+const THREAD_TERMINATED: u64 = 0x0002;
+
+/// `Thread.start0` until the VM schedules threads: a daemon thread (the JDK's Reference Handler,
+/// Finalizer, Cleaner) is marked started but never runs; any other thread runs to completion
+/// right here, on the caller's stack, as if scheduled at once. That is exact for programs that
+/// start threads and join them, and for shutdown hooks.
+fn thread_start<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {
+    let thread = r(a[0]);
+    vm.set_named(thread, "threadStatus", THREAD_RUNNABLE);
+    if vm.get_named(thread, "daemon") != 0 {
+        return Ok(0);
     }
-    if y.is_infinite() {
-        return x;
-    }
-    let n = (x / y).round_ties_even();
-    let r = x - n * y;
-    if r == 0.0 {
-        0.0f64.copysign(x)
-    } else {
-        r
-    }
+    let class = vm.heap.get(thread).class;
+    let run = vm.find_sig("run", "()V").and_then(|s| vm.classes[class as usize].dispatch.get(&s).copied());
+    let caller = t.obj;
+    t.obj = thread;
+    vm.pinned.push(caller);
+    let result = match run {
+        Some(m) => vm.invoke(t, m, &[thread as u64]),
+        None => Ok(0),
+    };
+    let result = match result {
+        Err(Fault::Exception(e)) => {
+            let dispatch = vm
+                .lookup_class("java/lang/Thread")
+                .and_then(|c| vm.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V"));
+            match dispatch {
+                Some(m) => vm.invoke(t, m, &[thread as u64, e as u64]).map(|_| 0),
+                None => Ok(0),
+            }
+        }
+        other => other,
+    };
+    let exit = vm.lookup_class("java/lang/Thread").and_then(|c| vm.find_declared_method(c, "exit", "()V"));
+    let result = result.and_then(|_| match exit {
+        Some(m) => vm.invoke(t, m, &[thread as u64]),
+        None => Ok(0),
+    });
+    vm.set_named(thread, "threadStatus", THREAD_TERMINATED);
+    vm.pinned.pop();
+    t.obj = caller;
+    result.map(|_| 0)
 }
 
 fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {
@@ -571,23 +372,13 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         return Err(vm.throw_npe(t));
     }
     let (sc, dc) = (vm.heap.get(src).class, vm.heap.get(dst).class);
-    let (sk, dk) = (
-        vm.classes[sc as usize].kind.clone(),
-        vm.classes[dc as usize].kind.clone(),
-    );
+    let (sk, dk) = (vm.classes[sc as usize].kind.clone(), vm.classes[dc as usize].kind.clone());
     let (se, de) = match (&sk, &dk) {
         (ClassKind::Array { elem: se, .. }, ClassKind::Array { elem: de, .. }) => (*se, *de),
         _ => {
-            let which = if !matches!(sk, ClassKind::Array { .. }) {
-                ("source", sc)
-            } else {
-                ("destination", dc)
-            };
-            let msg = format!(
-                "arraycopy: {} type {} is not an array",
-                which.0,
-                vm.classes[which.1 as usize].java_name()
-            );
+            let which = if !matches!(sk, ClassKind::Array { .. }) { ("source", sc) } else { ("destination", dc) };
+            let msg =
+                format!("arraycopy: {} type {} is not an array", which.0, vm.classes[which.1 as usize].java_name());
             return Err(vm.throw_new(t, "java/lang/ArrayStoreException", Some(&msg)));
         }
     };
@@ -595,31 +386,18 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         Elem::Ref => "object array[]".to_string(),
         other => format!(
             "{}[]",
-            crate::vm::loader::PRIMITIVES
-                .iter()
-                .find(|p| p.1 == other.descriptor())
-                .map(|p| p.0)
-                .unwrap_or("?")
+            crate::vm::loader::PRIMITIVES.iter().find(|p| p.1 == other.descriptor()).map(|p| p.0).unwrap_or("?")
         ),
     };
-    if se != de
-        && !(se == Elem::Boolean && de == Elem::Byte || se == Elem::Byte && de == Elem::Boolean)
-    {
-        let msg = format!(
-            "arraycopy: type mismatch: can not copy {} into {}",
-            type_name(se),
-            type_name(de)
-        );
+    if se != de && !(se == Elem::Boolean && de == Elem::Byte || se == Elem::Byte && de == Elem::Boolean) {
+        let msg = format!("arraycopy: type mismatch: can not copy {} into {}", type_name(se), type_name(de));
         return Err(vm.throw_new(t, "java/lang/ArrayStoreException", Some(&msg)));
     }
     let slen = vm.heap.get(src).data.array_len().unwrap_or(0) as i64;
     let dlen = vm.heap.get(dst).data.array_len().unwrap_or(0) as i64;
     let check = |pos: i32, alen: i64, what: &str| -> Option<String> {
         if pos < 0 {
-            Some(format!(
-                "arraycopy: {what} index {pos} out of bounds for {}",
-                type_name_len(se, alen)
-            ))
+            Some(format!("arraycopy: {what} index {pos} out of bounds for {}", type_name_len(se, alen)))
         } else if pos as i64 + len as i64 > alen {
             Some(format!(
                 "arraycopy: last {what} index {} out of bounds for {}",

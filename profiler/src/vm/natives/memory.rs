@@ -22,9 +22,7 @@ enum Place {
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const U: &str = "jdk/internal/misc/Unsafe";
-    reg.add(U, "arrayBaseOffset0", "(Ljava/lang/Class;)I", |_, _, _| {
-        Ok(ARRAY_BASE as u64)
-    });
+    reg.add(U, "arrayBaseOffset0", "(Ljava/lang/Class;)I", |_, _, _| Ok(ARRAY_BASE as u64));
     reg.add(U, "arrayIndexScale0", "(Ljava/lang/Class;)I", |vm, _, a| {
         let c = vm.class_of_mirror(a[1] as Ref);
         Ok(match vm.classes[c as usize].kind {
@@ -32,102 +30,52 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             _ => 0,
         })
     });
-    reg.add(
-        U,
-        "objectFieldOffset1",
-        "(Ljava/lang/Class;Ljava/lang/String;)J",
-        |vm, t, a| {
-            let c = vm.class_of_mirror(a[1] as Ref);
-            let name = vm.rust_string(a[2] as Ref);
-            match vm.field_slot(c, &name) {
-                Some(s) => Ok(s as u64),
-                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
-            }
-        },
-    );
-    reg.add(
-        U,
-        "objectFieldOffset0",
-        "(Ljava/lang/reflect/Field;)J",
-        |vm, t, a| {
-            let (c, name) = reflected_field(vm, a[1] as Ref);
-            match vm.field_slot(c, &name) {
-                Some(s) => Ok(s as u64),
-                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
-            }
-        },
-    );
-    reg.add(
-        U,
-        "staticFieldOffset0",
-        "(Ljava/lang/reflect/Field;)J",
-        |vm, t, a| {
-            let (c, name) = reflected_field(vm, a[1] as Ref);
-            match vm.classes[c as usize]
-                .field(&name, None)
-                .filter(|f| f.is_static())
-            {
-                Some(f) => Ok((STATIC_TAG | f.slot as i64) as u64),
-                None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
-            }
-        },
-    );
-    reg.add(
-        U,
-        "staticFieldBase0",
-        "(Ljava/lang/reflect/Field;)Ljava/lang/Object;",
-        |vm, _, a| {
-            let (c, _) = reflected_field(vm, a[1] as Ref);
-            Ok(vm.mirror(c) as u64)
-        },
-    );
-    reg.add(
-        U,
-        "shouldBeInitialized0",
-        "(Ljava/lang/Class;)Z",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(a[1] as Ref);
-            Ok(
-                (vm.classes[c as usize].init.get() != crate::vm::class::InitState::Initialized)
-                    as u64,
-            )
-        },
-    );
-    reg.add(
-        U,
-        "ensureClassInitialized0",
-        "(Ljava/lang/Class;)V",
-        |vm, t, a| {
-            let c = vm.class_of_mirror(a[1] as Ref);
-            vm.initialize(t, c)?;
-            Ok(0)
-        },
-    );
-    reg.add(
-        U,
-        "allocateInstance",
-        "(Ljava/lang/Class;)Ljava/lang/Object;",
-        |vm, t, a| {
-            let c = vm.class_of_mirror(a[1] as Ref);
-            vm.initialize(t, c)?;
-            Ok(vm.alloc_instance(c) as u64)
-        },
-    );
-    reg.add(
-        U,
-        "throwException",
-        "(Ljava/lang/Throwable;)V",
-        |_, _, a| Err(Fault::Exception(a[1] as Ref)),
-    );
+    reg.add(U, "objectFieldOffset1", "(Ljava/lang/Class;Ljava/lang/String;)J", |vm, t, a| {
+        let c = vm.class_of_mirror(a[1] as Ref);
+        let name = vm.rust_string(a[2] as Ref);
+        match vm.field_slot(c, &name) {
+            Some(s) => Ok(s as u64),
+            None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+        }
+    });
+    reg.add(U, "objectFieldOffset0", "(Ljava/lang/reflect/Field;)J", |vm, t, a| {
+        let (c, name) = reflected_field(vm, a[1] as Ref);
+        match vm.field_slot(c, &name) {
+            Some(s) => Ok(s as u64),
+            None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+        }
+    });
+    reg.add(U, "staticFieldOffset0", "(Ljava/lang/reflect/Field;)J", |vm, t, a| {
+        let (c, name) = reflected_field(vm, a[1] as Ref);
+        match vm.classes[c as usize].field(&name, None).filter(|f| f.is_static()) {
+            Some(f) => Ok((STATIC_TAG | f.slot as i64) as u64),
+            None => Err(vm.throw_new(t, "java/lang/InternalError", Some(&name))),
+        }
+    });
+    reg.add(U, "staticFieldBase0", "(Ljava/lang/reflect/Field;)Ljava/lang/Object;", |vm, _, a| {
+        let (c, _) = reflected_field(vm, a[1] as Ref);
+        Ok(vm.mirror(c) as u64)
+    });
+    reg.add(U, "shouldBeInitialized0", "(Ljava/lang/Class;)Z", |vm, _, a| {
+        let c = vm.class_of_mirror(a[1] as Ref);
+        Ok((vm.classes[c as usize].init.get() != crate::vm::class::InitState::Initialized) as u64)
+    });
+    reg.add(U, "ensureClassInitialized0", "(Ljava/lang/Class;)V", |vm, t, a| {
+        let c = vm.class_of_mirror(a[1] as Ref);
+        vm.initialize(t, c)?;
+        Ok(0)
+    });
+    reg.add(U, "allocateInstance", "(Ljava/lang/Class;)Ljava/lang/Object;", |vm, t, a| {
+        let c = vm.class_of_mirror(a[1] as Ref);
+        vm.initialize(t, c)?;
+        Ok(vm.alloc_instance(c) as u64)
+    });
+    reg.add(U, "throwException", "(Ljava/lang/Throwable;)V", |_, _, a| Err(Fault::Exception(a[1] as Ref)));
     for fence in ["storeFence", "loadFence", "fullFence"] {
         reg.add(U, fence, "()V", |_, _, _| Ok(0));
     }
-    reg.add(U, "allocateMemory0", "(J)J", |vm, _, a| {
-        Ok(vm.native_memory.allocate(a[1] as usize))
-    });
-    reg.add(U, "reallocateMemory0", "(JJ)J", |vm, _, a| {
-        Ok(vm.native_memory.reallocate(a[1], a[3] as usize))
-    });
+    reg.add(U, "allocateMemory0", "(J)J", |vm, _, a| Ok(vm.native_memory.allocate(a[1] as usize)));
+    reg.add(U, "reallocateMemory0", "(JJ)J", |vm, _, a| Ok(vm.native_memory.reallocate(a[1], a[3] as usize)));
     reg.add(U, "freeMemory0", "(J)V", |vm, _, a| {
         vm.native_memory.free(a[1]);
         Ok(0)
@@ -139,27 +87,14 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         Ok(0)
     });
-    reg.add(
-        U,
-        "copyMemory0",
-        "(Ljava/lang/Object;JLjava/lang/Object;JJ)V",
-        |vm, t, a| {
-            let (src, soff, dst, doff, len) = (
-                a[1] as Ref,
-                a[2] as i64,
-                a[4] as Ref,
-                a[5] as i64,
-                a[7] as i64,
-            );
-            let bytes: Vec<u64> = (0..len)
-                .map(|i| read(vm, t, src, soff + i, 1))
-                .collect::<VmResult<_>>()?;
-            for (i, b) in bytes.into_iter().enumerate() {
-                write(vm, t, dst, doff + i as i64, 1, b)?;
-            }
-            Ok(0)
-        },
-    );
+    reg.add(U, "copyMemory0", "(Ljava/lang/Object;JLjava/lang/Object;JJ)V", |vm, t, a| {
+        let (src, soff, dst, doff, len) = (a[1] as Ref, a[2] as i64, a[4] as Ref, a[5] as i64, a[7] as i64);
+        let bytes: Vec<u64> = (0..len).map(|i| read(vm, t, src, soff + i, 1)).collect::<VmResult<_>>()?;
+        for (i, b) in bytes.into_iter().enumerate() {
+            write(vm, t, dst, doff + i as i64, 1, b)?;
+        }
+        Ok(0)
+    });
 }
 
 /// The declaring class and name of a `java.lang.reflect.Field`.
@@ -183,55 +118,30 @@ fn place<T: Tracker>(vm: &Vm<T>, o: Ref, off: i64) -> Place {
 }
 
 /// Reads `size` bytes (1, 2, 4 or 8) at `off` of `o`, zero-extended into a u64.
-fn read<T: Tracker>(
-    vm: &mut Vm<T>,
-    t: &mut JThread,
-    o: Ref,
-    off: i64,
-    size: usize,
-) -> VmResult<u64> {
+fn read<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usize) -> VmResult<u64> {
     Ok(match place(vm, o, off) {
         Place::Field(r, s) => vm.fields(r).get(s).copied().unwrap_or(0),
         Place::Static(s) => vm.statics[s],
         Place::Array(r, byte) => match array_read(&vm.heap.get(r).data, byte, size) {
             Some(v) => v,
-            None => {
-                return Err(vm.throw_new(
-                    t,
-                    "java/lang/InternalError",
-                    Some("Unsafe access out of bounds"),
-                ))
-            }
+            None => return Err(vm.throw_new(t, "java/lang/InternalError", Some("Unsafe access out of bounds"))),
         },
         Place::Memory(addr) => match vm.native_memory.read(addr, size) {
             Some(v) => v,
             None => {
-                return Err(Fault::Fatal(VmError::Unsupported(format!(
-                    "Unsafe read of unallocated address {addr:#x}"
-                ))))
+                return Err(Fault::Fatal(VmError::Unsupported(format!("Unsafe read of unallocated address {addr:#x}"))))
             }
         },
     })
 }
 
-fn write<T: Tracker>(
-    vm: &mut Vm<T>,
-    t: &mut JThread,
-    o: Ref,
-    off: i64,
-    size: usize,
-    v: u64,
-) -> VmResult<()> {
+fn write<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usize, v: u64) -> VmResult<()> {
     match place(vm, o, off) {
         Place::Field(r, s) => vm.set_field(r, s as u32, v),
         Place::Static(s) => vm.statics[s] = v,
         Place::Array(r, byte) => {
             if !array_write(&mut vm.heap.get_mut(r).data, byte, size, v) {
-                return Err(vm.throw_new(
-                    t,
-                    "java/lang/InternalError",
-                    Some("Unsafe access out of bounds"),
-                ));
+                return Err(vm.throw_new(t, "java/lang/InternalError", Some("Unsafe access out of bounds")));
             }
         }
         Place::Memory(addr) => {
@@ -245,64 +155,95 @@ fn write<T: Tracker>(
     Ok(())
 }
 
-/// Little-endian byte view of an array's elements.
+/// Little-endian byte view of a primitive array: `size` bytes at byte offset `byte`, which may
+/// straddle elements (the JDK's vectorized mismatch reads longs out of int and char arrays).
 fn array_read(data: &ObjData, byte: usize, size: usize) -> Option<u64> {
-    macro_rules! same {
-        ($v:expr, $w:expr, $conv:expr) => {{
-            if size == $w && byte % $w == 0 {
-                return $v.get(byte / $w).map($conv);
-            }
-        }};
+    if let ObjData::Refs(a) = data {
+        return (size == 4 && byte % 4 == 0).then(|| a.get(byte / 4).map(|&x| x as u64)).flatten();
     }
-    match data {
-        ObjData::Bytes(b) => {
-            let mut v = 0u64;
-            for i in 0..size {
-                v |= (*b.get(byte + i)? as u8 as u64) << (8 * i);
-            }
-            return Some(v);
-        }
-        ObjData::Chars(a) => same!(a, 2, |&x| x as u64),
-        ObjData::Shorts(a) => same!(a, 2, |&x| x as u16 as u64),
-        ObjData::Ints(a) => same!(a, 4, |&x| x as u32 as u64),
-        ObjData::Floats(a) => same!(a, 4, |&x: &f32| x.to_bits() as u64),
-        ObjData::Longs(a) => same!(a, 8, |&x| x as u64),
-        ObjData::Doubles(a) => same!(a, 8, |&x: &f64| x.to_bits()),
-        ObjData::Refs(a) => same!(a, 4, |&x| x as u64),
-        ObjData::Fields(_) => return None,
+    let width = elem_width(data)?;
+    if size == width && byte % width == 0 {
+        return element_bits(data, byte / width);
     }
-    None
+    let mut v = 0u64;
+    for i in 0..size {
+        let at = byte + i;
+        let bits = element_bits(data, at / width)?;
+        v |= ((bits >> (8 * (at % width))) & 0xFF) << (8 * i);
+    }
+    Some(v)
 }
 
 fn array_write(data: &mut ObjData, byte: usize, size: usize, v: u64) -> bool {
-    macro_rules! same {
-        ($a:expr, $w:expr, $conv:expr) => {{
-            if size == $w && byte % $w == 0 {
-                if let Some(slot) = $a.get_mut(byte / $w) {
-                    *slot = $conv(v);
-                    return true;
-                }
+    if let ObjData::Refs(a) = data {
+        return match a.get_mut(byte / 4) {
+            Some(slot) if size == 4 && byte % 4 == 0 => {
+                *slot = v as Ref;
+                true
             }
-            false
-        }};
+            _ => false,
+        };
+    }
+    let Some(width) = elem_width(data) else { return false };
+    if size == width && byte % width == 0 {
+        return set_element_bits(data, byte / width, v);
+    }
+    for i in 0..size {
+        let at = byte + i;
+        let Some(old) = element_bits(data, at / width) else { return false };
+        let shift = 8 * (at % width);
+        let new = (old & !(0xFF << shift)) | (((v >> (8 * i)) & 0xFF) << shift);
+        set_element_bits(data, at / width, new);
+    }
+    true
+}
+
+fn elem_width(data: &ObjData) -> Option<usize> {
+    Some(match data {
+        ObjData::Bytes(_) => 1,
+        ObjData::Chars(_) | ObjData::Shorts(_) => 2,
+        ObjData::Ints(_) | ObjData::Floats(_) | ObjData::Refs(_) => 4,
+        ObjData::Longs(_) | ObjData::Doubles(_) => 8,
+        ObjData::Fields(_) => return None,
+    })
+}
+
+/// The raw bits of element `i`, zero-extended.
+fn element_bits(data: &ObjData, i: usize) -> Option<u64> {
+    Some(match data {
+        ObjData::Bytes(a) => *a.get(i)? as u8 as u64,
+        ObjData::Chars(a) => *a.get(i)? as u64,
+        ObjData::Shorts(a) => *a.get(i)? as u16 as u64,
+        ObjData::Ints(a) => *a.get(i)? as u32 as u64,
+        ObjData::Floats(a) => a.get(i)?.to_bits() as u64,
+        ObjData::Longs(a) => *a.get(i)? as u64,
+        ObjData::Doubles(a) => a.get(i)?.to_bits(),
+        ObjData::Refs(a) => *a.get(i)? as u64,
+        ObjData::Fields(_) => return None,
+    })
+}
+
+fn set_element_bits(data: &mut ObjData, i: usize, v: u64) -> bool {
+    macro_rules! set {
+        ($a:expr, $conv:expr) => {
+            match $a.get_mut(i) {
+                Some(slot) => {
+                    *slot = $conv;
+                    true
+                }
+                None => false,
+            }
+        };
     }
     match data {
-        ObjData::Bytes(b) => {
-            if byte + size > b.len() {
-                return false;
-            }
-            for i in 0..size {
-                b[byte + i] = (v >> (8 * i)) as u8 as i8;
-            }
-            true
-        }
-        ObjData::Chars(a) => same!(a, 2, |v: u64| v as u16),
-        ObjData::Shorts(a) => same!(a, 2, |v: u64| v as i16),
-        ObjData::Ints(a) => same!(a, 4, |v: u64| v as i32),
-        ObjData::Floats(a) => same!(a, 4, |v: u64| f32::from_bits(v as u32)),
-        ObjData::Longs(a) => same!(a, 8, |v: u64| v as i64),
-        ObjData::Doubles(a) => same!(a, 8, f64::from_bits),
-        ObjData::Refs(a) => same!(a, 4, |v: u64| v as Ref),
+        ObjData::Bytes(a) => set!(a, v as u8 as i8),
+        ObjData::Chars(a) => set!(a, v as u16),
+        ObjData::Shorts(a) => set!(a, v as u16 as i16),
+        ObjData::Ints(a) => set!(a, v as u32 as i32),
+        ObjData::Floats(a) => set!(a, f32::from_bits(v as u32)),
+        ObjData::Longs(a) => set!(a, v as i64),
+        ObjData::Doubles(a) => set!(a, f64::from_bits(v)),
+        ObjData::Refs(a) => set!(a, v as Ref),
         ObjData::Fields(_) => false,
     }
 }
@@ -341,32 +282,16 @@ fn put<T: Tracker, const K: u8>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> V
 }
 
 /// compareAndSet (EXCHANGE = false) or compareAndExchange (EXCHANGE = true).
-fn cas<T: Tracker, const K: u8, const EXCHANGE: bool>(
-    vm: &mut Vm<T>,
-    t: &mut JThread,
-    a: &[u64],
-) -> VmResult<u64> {
+fn cas<T: Tracker, const K: u8, const EXCHANGE: bool>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
     let (o, off) = (a[1] as Ref, a[2] as i64);
-    let (expected, x) = if K == b'J' {
-        (a[4], a[6])
-    } else {
-        (a[4], a[5])
-    };
-    let mask = if width(K) == 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * width(K))) - 1
-    };
+    let (expected, x) = if K == b'J' { (a[4], a[6]) } else { (a[4], a[5]) };
+    let mask = if width(K) == 8 { u64::MAX } else { (1u64 << (8 * width(K))) - 1 };
     let current = read(vm, t, o, off, width(K))?;
     let hit = current & mask == expected & mask;
     if hit {
         write(vm, t, o, off, width(K), x)?;
     }
-    Ok(if EXCHANGE {
-        to_slot(K, current)
-    } else {
-        hit as u64
-    })
+    Ok(if EXCHANGE { to_slot(K, current) } else { hit as u64 })
 }
 
 /// Binds the family of typed accessors by name: get/put{Int,Long,…}[Volatile],

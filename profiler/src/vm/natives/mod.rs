@@ -24,13 +24,7 @@ pub(super) type Table<T> = HashMap<(&'static str, &'static str, &'static str), N
 pub(super) struct Registry<'a, T: Tracker>(&'a mut Table<T>);
 
 impl<T: Tracker> Registry<'_, T> {
-    pub fn add(
-        &mut self,
-        class: &'static str,
-        name: &'static str,
-        desc: &'static str,
-        f: NativeFn<T>,
-    ) {
+    pub fn add(&mut self, class: &'static str, name: &'static str, desc: &'static str, f: NativeFn<T>) {
         self.0.insert((class, name, desc), f);
     }
 }
@@ -51,13 +45,7 @@ fn nothing<T: Tracker>(_: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmResult<u6
 
 impl<T: Tracker> Vm<T> {
     /// Runs native method `m` with the `nargs` argument slots at `args_at` on the thread's stack.
-    pub(super) fn call_native(
-        &mut self,
-        t: &mut JThread,
-        m: MethodId,
-        args_at: usize,
-        nargs: usize,
-    ) -> VmResult<u64> {
+    pub(super) fn call_native(&mut self, t: &mut JThread, m: MethodId, args_at: usize, nargs: usize) -> VmResult<u64> {
         let f = match self.native_cache.get(&m) {
             Some(&f) => f,
             None => {
@@ -67,10 +55,7 @@ impl<T: Tracker> Vm<T> {
             }
         };
         let site = match t.frames.last() {
-            Some(fr) => Site {
-                method: fr.method,
-                pc: fr.pc.saturating_sub(1),
-            },
+            Some(fr) => Site { method: fr.method, pc: fr.pc.saturating_sub(1) },
             None => Site { method: m, pc: 0 },
         };
         self.tracker.on_native(site, m);
@@ -91,11 +76,7 @@ impl<T: Tracker> Vm<T> {
         if name == "registerNatives" || name == "initIDs" {
             return Ok(nothing::<T>);
         }
-        if let Some(&f) = self
-            .natives
-            .get(&(class, name, desc))
-            .or_else(|| self.natives.get(&(class, name, "*")))
-        {
+        if let Some(&f) = self.natives.get(&(class, name, desc)).or_else(|| self.natives.get(&(class, name, "*"))) {
             return Ok(f);
         }
         if class == "jdk/internal/misc/Unsafe" {
@@ -127,9 +108,7 @@ impl<T: Tracker> Vm<T> {
     /// Reads a named instance field (slow: for natives off the hot path).
     pub(super) fn get_named(&self, r: Ref, name: &str) -> u64 {
         let class = self.heap.get(r).class;
-        self.field_slot(class, name)
-            .map(|s| self.fields(r)[s as usize])
-            .unwrap_or(0)
+        self.field_slot(class, name).map(|s| self.fields(r)[s as usize]).unwrap_or(0)
     }
 
     pub(super) fn set_named(&mut self, r: Ref, name: &str, v: u64) {
@@ -144,11 +123,7 @@ impl<T: Tracker> Vm<T> {
         let Some(c) = self.lookup_class(class) else {
             return false;
         };
-        match self.classes[c as usize]
-            .field(name, None)
-            .filter(|f| f.is_static())
-            .map(|f| f.slot)
-        {
+        match self.classes[c as usize].field(name, None).filter(|f| f.is_static()).map(|f| f.slot) {
             Some(s) => {
                 self.statics[s as usize] = v;
                 true
@@ -159,21 +134,14 @@ impl<T: Tracker> Vm<T> {
 
     pub(super) fn get_static(&self, class: &str, name: &str) -> Option<u64> {
         let c = self.lookup_class(class)?;
-        let f = self.classes[c as usize]
-            .field(name, None)
-            .filter(|f| f.is_static())?;
+        let f = self.classes[c as usize].field(name, None).filter(|f| f.is_static())?;
         Some(self.statics[f.slot as usize])
     }
 
     /// A new `String[]` with these contents (nulls for None).
     pub(super) fn new_string_array(&mut self, items: &[Option<String>]) -> VmResult<Ref> {
-        let class = self
-            .load_class("[Ljava/lang/String;")
-            .map_err(|_| VmError::Internal("String[]".into()))?;
-        let refs: Vec<Ref> = items
-            .iter()
-            .map(|s| s.as_deref().map(|s| self.new_string(s)).unwrap_or(0))
-            .collect();
+        let class = self.load_class("[Ljava/lang/String;").map_err(|_| VmError::Internal("String[]".into()))?;
+        let refs: Vec<Ref> = items.iter().map(|s| s.as_deref().map(|s| self.new_string(s)).unwrap_or(0)).collect();
         Ok(self.heap.alloc(class, ObjData::Refs(refs.into())))
     }
 }

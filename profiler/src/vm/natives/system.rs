@@ -7,160 +7,62 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
-    reg.add(
-        "jdk/internal/util/SystemProps$Raw",
-        "vmProperties",
-        "()[Ljava/lang/String;",
-        vm_properties,
-    );
-    reg.add(
-        "jdk/internal/util/SystemProps$Raw",
-        "platformProperties",
-        "()[Ljava/lang/String;",
-        platform_properties,
-    );
+    reg.add("jdk/internal/util/SystemProps$Raw", "vmProperties", "()[Ljava/lang/String;", vm_properties);
+    reg.add("jdk/internal/util/SystemProps$Raw", "platformProperties", "()[Ljava/lang/String;", platform_properties);
 
     reg.add("jdk/internal/misc/VM", "initialize", "()V", |_, _, _| Ok(0));
-    reg.add(
-        "jdk/internal/misc/VM",
-        "initializeFromArchive",
-        "(Ljava/lang/Class;)V",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/VM",
-        "latestUserDefinedLoader0",
-        "()Ljava/lang/ClassLoader;",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/VM",
-        "getNanoTimeAdjustment",
-        "(J)J",
-        |_, _, a| {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            let offset = a[0] as i64;
-            let adj = now.as_secs() as i64 - offset;
-            if adj.abs() > (1i64 << 32) {
-                return Ok(-1i64 as u64);
-            }
-            Ok((adj * 1_000_000_000 + now.subsec_nanos() as i64) as u64)
-        },
-    );
-    reg.add(
-        "jdk/internal/misc/VM",
-        "getRuntimeArguments",
-        "()[Ljava/lang/String;",
-        |vm, _, _| Ok(vm.new_string_array(&[])? as u64),
-    );
+    reg.add("jdk/internal/misc/VM", "initializeFromArchive", "(Ljava/lang/Class;)V", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/VM", "latestUserDefinedLoader0", "()Ljava/lang/ClassLoader;", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/VM", "getNanoTimeAdjustment", "(J)J", |_, _, a| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let offset = a[0] as i64;
+        let adj = now.as_secs() as i64 - offset;
+        if adj.abs() > (1i64 << 32) {
+            return Ok(-1i64 as u64);
+        }
+        Ok((adj * 1_000_000_000 + now.subsec_nanos() as i64) as u64)
+    });
+    reg.add("jdk/internal/misc/VM", "getRuntimeArguments", "()[Ljava/lang/String;", |vm, _, _| {
+        Ok(vm.new_string_array(&[])? as u64)
+    });
     for name in ["getuid", "geteuid", "getgid", "getegid"] {
         reg.add("jdk/internal/misc/VM", name, "()J", |_, _, _| Ok(0));
     }
 
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "isDumpingClassList0",
-        "()Z",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "isDumpingArchive0",
-        "()Z",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "isSharingEnabled0",
-        "()Z",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "getRandomSeedForDumping",
-        "()J",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "initializeFromArchive",
-        "(Ljava/lang/Class;)V",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "defineArchivedModules",
-        "*",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "jdk/internal/misc/CDS",
-        "logLambdaFormInvoker",
-        "(Ljava/lang/String;)V",
-        |_, _, _| Ok(0),
-    );
+    reg.add("jdk/internal/misc/CDS", "isDumpingClassList0", "()Z", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "isDumpingArchive0", "()Z", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "isSharingEnabled0", "()Z", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "getRandomSeedForDumping", "()J", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "initializeFromArchive", "(Ljava/lang/Class;)V", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "defineArchivedModules", "*", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/CDS", "logLambdaFormInvoker", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
 
-    reg.add(
-        "jdk/internal/misc/Signal",
-        "findSignal0",
-        "(Ljava/lang/String;)I",
-        |vm, _, a| {
-            let name = vm.rust_string(a[0] as Ref);
-            Ok(match name.as_str() {
-                "HUP" => 1,
-                "INT" => 2,
-                "QUIT" => 3,
-                "TERM" => 15,
-                _ => -1i32 as u32 as u64,
-            })
-        },
-    );
-    reg.add("jdk/internal/misc/Signal", "handle0", "(IJ)J", |_, _, _| {
-        Ok(0)
+    reg.add("jdk/internal/misc/Signal", "findSignal0", "(Ljava/lang/String;)I", |vm, _, a| {
+        let name = vm.rust_string(a[0] as Ref);
+        Ok(match name.as_str() {
+            "HUP" => 1,
+            "INT" => 2,
+            "QUIT" => 3,
+            "TERM" => 15,
+            _ => -1i32 as u32 as u64,
+        })
     });
-    reg.add(
-        "jdk/internal/misc/ScopedMemoryAccess",
-        "registerNatives",
-        "()V",
-        |_, _, _| Ok(0),
-    );
+    reg.add("jdk/internal/misc/Signal", "handle0", "(IJ)J", |_, _, _| Ok(0));
+    reg.add("jdk/internal/misc/ScopedMemoryAccess", "registerNatives", "()V", |_, _, _| Ok(0));
 
-    reg.add(
-        "jdk/internal/reflect/Reflection",
-        "getCallerClass",
-        "()Ljava/lang/Class;",
-        get_caller_class,
-    );
-    reg.add(
-        "jdk/internal/reflect/Reflection",
-        "getClassAccessFlags",
-        "(Ljava/lang/Class;)I",
-        |vm, _, a| {
-            let c = vm.class_of_mirror(a[0] as Ref);
-            Ok(vm.classes[c as usize].access as u64)
-        },
-    );
-    reg.add(
-        "jdk/internal/reflect/Reflection",
-        "areNestMates",
-        "(Ljava/lang/Class;Ljava/lang/Class;)Z",
-        |vm, _, a| {
-            let host = |c: u32| {
-                let cl = &vm.classes[c as usize];
-                cl.file
-                    .as_ref()
-                    .and_then(|f| f.nest_host.clone())
-                    .unwrap_or_else(|| cl.name.clone())
-            };
-            let (x, y) = (
-                vm.class_of_mirror(a[0] as Ref),
-                vm.class_of_mirror(a[1] as Ref),
-            );
-            Ok((host(x) == host(y)) as u64)
-        },
-    );
+    reg.add("jdk/internal/reflect/Reflection", "getCallerClass", "()Ljava/lang/Class;", get_caller_class);
+    reg.add("jdk/internal/reflect/Reflection", "getClassAccessFlags", "(Ljava/lang/Class;)I", |vm, _, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        Ok(vm.classes[c as usize].access as u64)
+    });
+    reg.add("jdk/internal/reflect/Reflection", "areNestMates", "(Ljava/lang/Class;Ljava/lang/Class;)Z", |vm, _, a| {
+        let host = |c: u32| {
+            let cl = &vm.classes[c as usize];
+            cl.file.as_ref().and_then(|f| f.nest_host.clone()).unwrap_or_else(|| cl.name.clone())
+        };
+        let (x, y) = (vm.class_of_mirror(a[0] as Ref), vm.class_of_mirror(a[1] as Ref));
+        Ok((host(x) == host(y)) as u64)
+    });
 
     reg.add(
         "java/security/AccessController",
@@ -174,18 +76,10 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         "()Ljava/security/AccessControlContext;",
         |_, _, _| Ok(0),
     );
-    reg.add(
-        "java/security/AccessController",
-        "ensureMaterializedForStackWalk",
-        "(Ljava/lang/Object;)V",
-        |_, _, _| Ok(0),
-    );
-    reg.add(
-        "java/util/concurrent/atomic/AtomicLong",
-        "VMSupportsCS8",
-        "()Z",
-        |_, _, _| Ok(1),
-    );
+    reg.add("java/security/AccessController", "ensureMaterializedForStackWalk", "(Ljava/lang/Object;)V", |_, _, _| {
+        Ok(0)
+    });
+    reg.add("java/util/concurrent/atomic/AtomicLong", "VMSupportsCS8", "()Z", |_, _, _| Ok(1));
 }
 
 /// `Reflection.getCallerClass()`: the class of the method that called the method asking,
@@ -194,8 +88,7 @@ fn get_caller_class<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> V
     let mut frames = t.frames.iter().rev().filter(|f| {
         let m = &vm.methods[f.method as usize];
         let c = &*vm.classes[m.class as usize].name;
-        !(c == "java/lang/reflect/Method" && &*m.name == "invoke")
-            && !c.starts_with("jdk/internal/reflect/")
+        !(c == "java/lang/reflect/Method" && &*m.name == "invoke") && !c.starts_with("jdk/internal/reflect/")
     });
     frames.next(); // the @CallerSensitive method itself
     match frames.next() {
@@ -213,35 +106,20 @@ fn vm_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmRe
     let props: Vec<(String, String)> = vec![
         ("java.home".into(), java_home.clone()),
         ("java.class.path".into(), vm.opts.class_path.clone()),
-        (
-            "java.vm.specification.name".into(),
-            "Java Virtual Machine Specification".into(),
-        ),
-        (
-            "java.vm.specification.vendor".into(),
-            "Oracle Corporation".into(),
-        ),
-        (
-            "java.vm.specification.version".into(),
-            version.split('.').next().unwrap_or("17").into(),
-        ),
+        ("java.vm.specification.name".into(), "Java Virtual Machine Specification".into()),
+        ("java.vm.specification.vendor".into(), "Oracle Corporation".into()),
+        ("java.vm.specification.version".into(), version.split('.').next().unwrap_or("17").into()),
         ("java.vm.name".into(), "Bloatlens VM".into()),
         ("java.vm.vendor".into(), "Bloatlens".into()),
         ("java.vm.version".into(), env!("CARGO_PKG_VERSION").into()),
         ("java.vm.info".into(), "interpreted mode".into()),
         ("jdk.debug".into(), "release".into()),
         ("sun.boot.library.path".into(), format!("{java_home}/lib")),
-        (
-            "java.library.path".into(),
-            "/usr/java/packages/lib:/usr/lib64:/lib64:/lib:/usr/lib".into(),
-        ),
+        ("java.library.path".into(), "/usr/java/packages/lib:/usr/lib64:/lib64:/lib:/usr/lib".into()),
         ("sun.java.launcher".into(), "SUN_STANDARD".into()),
         ("sun.nio.MaxDirectMemorySize".into(), "-1".into()),
         ("sun.nio.PageAlignDirectMemory".into(), "false".into()),
-        (
-            "java.lang.invoke.MethodHandle.TRACE_RESOLVE".into(),
-            "false".into(),
-        ),
+        ("java.lang.invoke.MethodHandle.TRACE_RESOLVE".into(), "false".into()),
     ];
     let mut items: Vec<Option<String>> = Vec::new();
     for (k, v) in props {
@@ -258,10 +136,7 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
     let raw = vm
         .lookup_class("jdk/internal/util/SystemProps$Raw")
         .ok_or_else(|| VmError::Boot("SystemProps$Raw not loaded".into()))?;
-    let file = vm.classes[raw as usize]
-        .file
-        .clone()
-        .ok_or_else(|| VmError::Boot("SystemProps$Raw".into()))?;
+    let file = vm.classes[raw as usize].file.clone().ok_or_else(|| VmError::Boot("SystemProps$Raw".into()))?;
     let mut slots: Vec<(String, usize)> = Vec::new();
     let mut length = 0usize;
     for f in &file.fields {
@@ -271,22 +146,15 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
         };
         if &*f.name == "FIXED_LENGTH" {
             length = *v as usize;
-        } else if let Some(key) = f
-            .name
-            .strip_prefix('_')
-            .and_then(|n| n.strip_suffix("_NDX"))
-        {
+        } else if let Some(key) = f.name.strip_prefix('_').and_then(|n| n.strip_suffix("_NDX")) {
             slots.push((key.to_string(), *v as usize));
         }
     }
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "/".into());
+    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
     let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
     let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
-    let os_version = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default();
+    let os_version =
+        std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default();
     let value = |key: &str| -> Option<String> {
         Some(
             match key {

@@ -1,0 +1,126 @@
+//! VM conformance: every program in `fixtures/conformance/<name>/` is compiled with the machine's
+//! `javac`, run under HotSpot (`java`) and under the Bloatlens VM, and must print the same stdout,
+//! the same first line of stderr, and exit with the same status. The expected output is produced
+//! by `java` in the test itself, so it can never go stale.
+//!
+//! A program may carry `args.txt` (one argument per line).
+
+use bloatlens_profiler::run::{run, RunConfig};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance")
+}
+
+struct Expected {
+    stdout: String,
+    stderr_first: String,
+    status: i32,
+}
+
+fn compile(src: &Path, out: &Path) -> Result<(), Failed> {
+    let sources: Vec<PathBuf> = std::fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .collect();
+    let output = Command::new("javac")
+        .args(["-XDstringConcat=inline", "-g", "-nowarn", "-d"])
+        .arg(out)
+        .args(&sources)
+        .output()
+        .map_err(|e| format!("cannot run javac: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("javac failed:\n{}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+fn hotspot(classes: &Path, args: &[String]) -> Result<Expected, Failed> {
+    let out = Command::new("java")
+        .args(["-Xshare:auto", "-XX:+UseSerialGC", "-cp"])
+        .arg(classes)
+        .arg("Main")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run java: {e}"))?;
+    Ok(Expected {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr_first: first_line(&String::from_utf8_lossy(&out.stderr)),
+        status: out.status.code().unwrap_or(-1),
+    })
+}
+
+fn check(dir: &Path) -> Result<(), Failed> {
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let classes = tmp.path().join("classes");
+    compile(dir, &classes)?;
+    let args: Vec<String> = std::fs::read_to_string(dir.join("args.txt"))
+        .map(|s| s.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    let expected = hotspot(&classes, &args)?;
+    let mut config = RunConfig::new(classes.display().to_string(), "Main");
+    config.args = args;
+    config.capture = true;
+    let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let mut problems = Vec::new();
+    if stdout != expected.stdout {
+        let at = stdout.lines().zip(expected.stdout.lines()).position(|(a, b)| a != b);
+        let (ours, theirs) = match at {
+            Some(i) => (stdout.lines().nth(i).unwrap_or(""), expected.stdout.lines().nth(i).unwrap_or("")),
+            None => ("<length differs>", ""),
+        };
+        problems.push(format!(
+            "stdout differs at line {}:\n  java:      {theirs}\n  bloatlens: {ours}\n  (java printed {} lines, bloatlens {})",
+            at.map(|i| i + 1).unwrap_or(0),
+            expected.stdout.lines().count(),
+            stdout.lines().count()
+        ));
+    }
+    if first_line(&stderr) != expected.stderr_first {
+        problems.push(format!(
+            "stderr first line:\n  java:      {}\n  bloatlens: {}",
+            expected.stderr_first,
+            first_line(&stderr)
+        ));
+    }
+    if result.status() != expected.status {
+        problems.push(format!(
+            "exit status: java {} bloatlens {} ({:?})",
+            expected.status,
+            result.status(),
+            result.outcome
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .expect("fixtures/conformance exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Main.java").is_file())
+        .collect();
+    dirs.sort();
+    let trials = dirs
+        .into_iter()
+        .map(|d| {
+            let name = d.file_name().unwrap().to_string_lossy().into_owned();
+            Trial::test(name, move || check(&d))
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}

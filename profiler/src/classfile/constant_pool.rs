@@ -95,7 +95,7 @@ impl ConstantPool {
                 6 => Constant::Double(f64::from_bits(r.u8("Double")?)),
                 7 => Constant::Class { name: r.u2("Class name index")? },
                 8 => Constant::String { utf8: r.u2("String index")? },
-                9 | 10 | 11 => {
+                9..=11 => {
                     let class = r.u2("ref class index")?;
                     let name_and_type = r.u2("ref name_and_type index")?;
                     match tag {

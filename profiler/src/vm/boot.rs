@@ -5,7 +5,7 @@
 //! Then `run_main` loads the user's class and runs `main`, and the shutdown hooks after it.
 
 use super::class::ClassId;
-use super::heap::{ObjData, Ref};
+use super::heap::Ref;
 use super::loader::LoadError;
 use super::{Fault, JThread, Outcome, Tracker, Vm, VmError, VmResult};
 
@@ -211,9 +211,5 @@ impl<T: Tracker> Vm<T> {
         (1..=self.heap.handle_count() as u32 * 2)
             .filter(|&r| self.heap.is_live(r) && self.heap.get(r).class == c)
             .count()
-    }
-
-    pub(super) fn object_data(&self, r: Ref) -> &ObjData {
-        &self.heap.get(r).data
     }
 }

@@ -101,13 +101,19 @@ impl<T: Tracker> Vm<T> {
                 f.sp = sp as u32;
             }};
         }
-        macro_rules! reload {
+        // Loads the registers of the (new) top frame; `sp` only where the caller does not set it.
+        macro_rules! reload_but_sp {
             () => {{
                 frame = t.frames.last().expect("a frame").clone();
                 code = frame.code.clone();
                 mid = frame.method;
                 pc = frame.pc as usize;
                 lp = frame.locals as usize;
+            }};
+        }
+        macro_rules! reload {
+            () => {{
+                reload_but_sp!();
                 sp = frame.sp as usize;
             }};
         }
@@ -654,7 +660,7 @@ impl<T: Tracker> Vm<T> {
                             if t.frames.len() == base {
                                 return Ok(v);
                             }
-                            reload!();
+                            reload_but_sp!();
                             let dest = done.locals as usize;
                             t.stack[dest] = v;
                             sp = dest + slots;
@@ -846,7 +852,6 @@ impl<T: Tracker> Vm<T> {
             };
 
             // An exception is in flight: find a handler, unwinding frames as needed.
-            let exception = exception;
             loop {
                 let f = t.frames.last().expect("a frame").clone();
                 let at = f.pc.saturating_sub(1);

@@ -182,7 +182,6 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub opts: Options,
     pub tracker: T,
     class_path: ClassPath,
-    image: Arc<JImage>,
     pub classes: Vec<Class>,
     class_by_name: HashMap<Arc<str>, ClassId>,
     pub methods: Vec<Method>,
@@ -226,15 +225,13 @@ impl<T: Tracker> Vm<T> {
 
     /// Like `new`; with `capture`, program output is kept in memory (see `capture`).
     pub fn new_captured(opts: Options, tracker: T, capture: bool) -> Result<(Vm<T>, JThread), VmError> {
-        let image = Arc::new(JImage::open(&opts.jdk.modules())?);
         let mut class_path = ClassPath::new();
-        class_path.push(Box::new(RcImage(image.clone())));
+        class_path.push(Box::new(JImage::open(&opts.jdk.modules())?));
         class_path.push_user_path(&opts.class_path)?;
         let mut vm = Vm {
             opts,
             tracker,
             class_path,
-            image,
             classes: Vec::new(),
             class_by_name: HashMap::new(),
             methods: Vec::new(),
@@ -312,17 +309,5 @@ impl<T: Tracker> Vm<T> {
 
     fn elapsed(&self) -> Duration {
         self.started.elapsed()
-    }
-}
-
-/// The boot image, shared between the class path and the VM.
-struct RcImage(Arc<JImage>);
-
-impl crate::classpath::ClassSource for RcImage {
-    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, crate::classpath::Origin)>, ClassPathError> {
-        self.0.find(name)
-    }
-    fn describe(&self) -> String {
-        self.0.describe()
     }
 }

@@ -132,12 +132,6 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
-    pub(super) fn get_static(&self, class: &str, name: &str) -> Option<u64> {
-        let c = self.lookup_class(class)?;
-        let f = self.classes[c as usize].field(name, None).filter(|f| f.is_static())?;
-        Some(self.statics[f.slot as usize])
-    }
-
     /// A new `String[]` with these contents (nulls for None).
     pub(super) fn new_string_array(&mut self, items: &[Option<String>]) -> VmResult<Ref> {
         let class = self.load_class("[Ljava/lang/String;").map_err(|_| VmError::Internal("String[]".into()))?;

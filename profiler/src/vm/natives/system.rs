@@ -88,7 +88,7 @@ fn get_caller_class<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> V
     let mut frames = t.frames.iter().rev().filter(|f| {
         let m = &vm.methods[f.method as usize];
         let c = &*vm.classes[m.class as usize].name;
-        !(c == "java/lang/reflect/Method" && &*m.name == "invoke") && !c.starts_with("jdk/internal/reflect/")
+        !(c.starts_with("jdk/internal/reflect/") || c == "java/lang/reflect/Method" && &*m.name == "invoke")
     });
     frames.next(); // the @CallerSensitive method itself
     match frames.next() {

@@ -179,6 +179,11 @@ impl ConstantPool {
         Ok(())
     }
 
+    /// A pool made by [`super::builder::ClassBuilder`]: its entries are consistent by construction.
+    pub(crate) fn from_entries(entries: Vec<Constant>) -> Self {
+        ConstantPool { entries }
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -1,6 +1,7 @@
 //! Class-file parsing (JVMS §4). `parse` turns bytes into a [`ClassFile`] or a [`ClassFormatError`]
 //! that names the byte offset and what was expected there; it never panics on malformed input.
 
+pub mod builder;
 mod constant_pool;
 pub mod descriptor;
 mod reader;

@@ -1,7 +1,7 @@
 //! Start-up, as HotSpot's `create_vm` does it: the core classes, the primitive classes, the
 //! `main` thread and its thread groups, `UnsafeConstants`, then `System.initPhase1` for real,
 //! so that `System.out` is the JDK's own PrintStream. Phases 2 and 3 (the module system and
-//! the system class loader) are replaced by one unnamed module: the VM sets the init level.
+//! the system class loader) are replaced by one unnamed module that every class belongs to.
 //! Then `run_main` loads the user's class and runs `main`, and the shutdown hooks after it.
 
 use super::class::ClassId;
@@ -123,12 +123,34 @@ impl<T: Tracker> Vm<T> {
         ] {
             self.boot_init(t, c)?;
         }
+        self.create_unnamed_module(t)?;
+        // As HotSpot: Method (and so AccessibleObject, which registers reflection's shared
+        // secrets) and Finalizer are initialized before phase 1.
+        self.boot_init(t, "java/lang/reflect/Method")?;
+        self.boot_init(t, "java/lang/ref/Finalizer")?;
         self.boot_call(t, "java/lang/System", "initPhase1", "()V", &[])?;
-        // Stand-in for initPhase2/3: no module graph, no system class loader object.
-        for level in [2, 3, 4] {
-            self.boot_call(t, "jdk/internal/misc/VM", "initLevel", "(I)V", &[level])?;
-        }
+        // No phase 2 or 3: the VM stays at init level 1 ("no module system"), which is what the
+        // JDK's own code checks before it consults the boot layer.
         self.booted = true;
+        Ok(())
+    }
+
+    /// The one unnamed module every class belongs to (stand-in for the module graph of phase 2).
+    fn create_unnamed_module(&mut self, t: &mut JThread) -> Result<(), VmError> {
+        let module_class = self.boot_class("java/lang/Module")?;
+        let module = self.alloc_instance(module_class);
+        self.extra_roots.push(module);
+        self.boot_call(t, "java/lang/Module", "<init>", "(Ljava/lang/ClassLoader;)V", &[module as u64, 0])?;
+        self.wk.unnamed_module = module;
+        self.wk.class_module = self.field_slot(self.wk.class, "module");
+        if let Some(slot) = self.wk.class_module {
+            for c in 0..self.classes.len() {
+                let m = self.classes[c].mirror.get();
+                if m != 0 {
+                    self.set_field(m, slot, module as u64);
+                }
+            }
+        }
         Ok(())
     }
 

@@ -107,6 +107,9 @@ impl<T: Tracker> Vm<T> {
     /// throwable's own construction into a `long[]` backtrace.
     pub(super) fn fill_in_stack_trace(&mut self, t: &mut JThread, throwable: Ref) -> VmResult<()> {
         let tclass = self.heap.get(throwable).class;
+        if self.trace_exceptions {
+            eprintln!("[bloatlens] {} created\n{}", self.classes[tclass as usize].java_name(), self.java_stack(t));
+        }
         let mut frames = t.frames.iter().rev().peekable();
         while let Some(f) = frames.peek() {
             if &*self.methods[f.method as usize].name == "fillInStackTrace" {

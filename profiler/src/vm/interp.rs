@@ -820,13 +820,6 @@ impl<T: Tracker> Vm<T> {
                                 self.method_name(mid)
                             ))))
                         }
-                        Op::InvokeDynamicCp(_) => {
-                            sync!();
-                            fault!(Fault::Fatal(VmError::Unsupported(format!(
-                                "invokedynamic (in {}; compile string concatenation with -XDstringConcat=inline)",
-                                self.method_name(mid)
-                            ))))
-                        }
                         // Constant-pool ops: resolve, rewrite the op in place, run the result.
                         Op::LdcCp(_)
                         | Op::Ldc2Cp(_)
@@ -838,6 +831,7 @@ impl<T: Tracker> Vm<T> {
                         | Op::InvokeSpecialCp(_)
                         | Op::InvokeStaticCp(_)
                         | Op::InvokeInterfaceCp(_)
+                        | Op::InvokeDynamicCp(_)
                         | Op::NewCp(_)
                         | Op::ANewArrayCp(_)
                         | Op::CheckCastCp(_)

@@ -75,6 +75,16 @@ impl<T: Tracker> Vm<T> {
     pub fn define_class(&mut self, name: &str, bytes: &[u8], origin: Origin) -> Result<ClassId, LoadError> {
         let file =
             classfile::parse(bytes).map_err(|error| VmError::ClassFormat { class: name.replace('/', "."), error })?;
+        self.define_parsed(name, file, origin)
+    }
+
+    /// Links a parsed (or VM-built) class file and registers it.
+    pub fn define_parsed(
+        &mut self,
+        name: &str,
+        file: classfile::ClassFile,
+        origin: Origin,
+    ) -> Result<ClassId, LoadError> {
         if file.major_version > classfile::MAX_MAJOR_VERSION {
             return Err(LoadError::Fatal(VmError::UnsupportedVersion {
                 class: name.replace('/', "."),
@@ -140,12 +150,15 @@ impl<T: Tracker> Vm<T> {
             let is_static = m.access_flags & access::STATIC != 0;
             let arg_slots = parsed.param_slots() as u16 + if is_static { 0 } else { 1 };
             let sig = self.sig(&m.name, &m.descriptor);
+            // A Rust implementation registered for a Java method replaces its bytecode (see natives).
+            let overridden = self.natives.contains_key(&(name, &*m.name, &*m.descriptor));
+            let access_flags = if overridden { m.access_flags | access::NATIVE } else { m.access_flags };
             self.methods.push(Method {
                 id: mid,
                 class: id,
                 name: m.name.clone(),
                 descriptor: m.descriptor.clone(),
-                access: m.access_flags,
+                access: access_flags,
                 sig,
                 parsed,
                 arg_slots,
@@ -407,6 +420,9 @@ impl<T: Tracker> Vm<T> {
             (self.classes[id as usize].kind.clone(), self.wk.class_component_type)
         {
             fields[slot as usize] = self.mirror(component) as u64;
+        }
+        if let Some(slot) = self.wk.class_module {
+            fields[slot as usize] = self.wk.unnamed_module as u64;
         }
         let r = self.heap.alloc(class_class, ObjData::Fields(fields.into()));
         self.classes[id as usize].mirror.set(r);

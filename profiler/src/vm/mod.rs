@@ -8,6 +8,7 @@ mod decode;
 mod exceptions;
 mod gc;
 pub mod heap;
+mod indy;
 mod interp;
 mod loader;
 mod natives;
@@ -176,6 +177,9 @@ pub struct WellKnown {
     pub thread_status: Option<u32>,
     pub thread_eetop: Option<u32>,
     pub byte_array: ClassId,
+    /// The unnamed module of every class, and the mirror slot that holds it.
+    pub unnamed_module: Ref,
+    pub class_module: Option<u32>,
 }
 
 pub struct Vm<T: Tracker = NoTracker> {
@@ -215,6 +219,12 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub native_memory: natives::NativeMemory,
     /// The Java stack where the last fatal error happened (for diagnostics).
     pub last_fatal_stack: String,
+    /// Files the program has open.
+    pub(crate) open_files: natives::OpenFiles,
+    /// BLOATLENS_TRACE_EXCEPTIONS: print every exception's stack as it is created (VM debugging).
+    trace_exceptions: bool,
+    /// Call sites linked so far (names the classes they become).
+    call_sites: u32,
 }
 
 impl<T: Tracker> Vm<T> {
@@ -255,6 +265,9 @@ impl<T: Tracker> Vm<T> {
             hash_state: 0x2545_F491,
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
+            call_sites: 0,
+            trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
+            open_files: natives::OpenFiles::default(),
         };
         let mut thread = JThread::new(1 << 20);
         vm.boot(&mut thread)?;

@@ -178,6 +178,7 @@ impl<T: Tracker> Vm<T> {
                 let c = self.resolve_class_in(t, owner, i)?;
                 Op::ANewArray(self.array_class_or_throw(t, c)?)
             }
+            Op::InvokeDynamicCp(i) => self.link_call_site(t, owner, i)?,
             Op::CheckCastCp(i) => Op::CheckCast(self.resolve_class_in(t, owner, i)?),
             Op::InstanceOfCp(i) => Op::InstanceOf(self.resolve_class_in(t, owner, i)?),
             other => return Ok(other),

@@ -1,22 +1,209 @@
-//! Natives of java.io for the standard streams: file descriptors 0, 1 and 2.
+//! Natives of java.io: the standard streams (fds 0–2), files opened by FileInputStream and
+//! FileOutputStream (a VM-side table of open files, from fd 3 up), and `UnixFileSystem`.
 
 use super::{Registry, VmResult};
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{JThread, Tracker, Vm};
-use std::io::Read;
+use std::collections::HashMap;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+/// Files the program opened, by the `fd` stored in their FileDescriptor.
+#[derive(Default)]
+pub struct OpenFiles {
+    files: HashMap<i32, std::fs::File>,
+    next: i32,
+}
+
+impl OpenFiles {
+    fn add(&mut self, f: std::fs::File) -> i32 {
+        self.next = self.next.max(3);
+        let fd = self.next;
+        self.next += 1;
+        self.files.insert(fd, f);
+        fd
+    }
+}
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/io/FileDescriptor", "getHandle", "(I)J", |_, _, _| Ok(-1i64 as u64));
     reg.add("java/io/FileDescriptor", "getAppend", "(I)Z", |_, _, _| Ok(0));
-    reg.add("java/io/FileDescriptor", "close0", "()V", |_, _, _| Ok(0));
-    reg.add("java/io/FileOutputStream", "writeBytes", "([BIIZ)V", write_bytes);
-    reg.add("java/io/FileOutputStream", "write", "(IZ)V", |vm, _, a| {
-        let fd = fd_of(vm, a[0] as Ref);
-        vm.write_output(fd, &[a[1] as u8]);
+    reg.add("java/io/FileDescriptor", "close0", "()V", |vm, _, a| {
+        let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+        vm.open_files.files.remove(&fd);
+        vm.set_named(a[0] as Ref, "fd", -1i32 as u32 as u64);
         Ok(0)
     });
+    reg.add("java/io/FileOutputStream", "writeBytes", "([BIIZ)V", write_bytes);
+    reg.add("java/io/FileOutputStream", "write", "(IZ)V", |vm, t, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        write_fd(vm, t, fd, &[a[1] as u8])?;
+        Ok(0)
+    });
+    reg.add("java/io/FileOutputStream", "open0", "(Ljava/lang/String;Z)V", |vm, t, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        let file =
+            std::fs::OpenOptions::new().write(true).create(true).append(a[2] != 0).truncate(a[2] == 0).open(&path);
+        open_into(vm, t, a[0] as Ref, &path, file)
+    });
+    reg.add("java/io/FileInputStream", "open0", "(Ljava/lang/String;)V", |vm, t, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        let file = if Path::new(&path).is_dir() {
+            Err(std::io::Error::other("Is a directory"))
+        } else {
+            std::fs::File::open(&path)
+        };
+        open_into(vm, t, a[0] as Ref, &path, file)
+    });
     reg.add("java/io/FileInputStream", "readBytes", "([BII)I", read_bytes);
-    reg.add("java/io/FileInputStream", "available0", "()I", |_, _, _| Ok(0));
+    reg.add("java/io/FileInputStream", "read0", "()I", |vm, t, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        let mut b = [0u8; 1];
+        match read_fd(vm, t, fd, &mut b)? {
+            0 => Ok(-1i32 as u32 as u64),
+            _ => Ok(b[0] as u64),
+        }
+    });
+    reg.add("java/io/FileInputStream", "available0", "()I", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        let left = vm.open_files.files.get_mut(&fd).and_then(|f| {
+            let pos = f.stream_position().ok()?;
+            Some(f.metadata().ok()?.len().saturating_sub(pos))
+        });
+        Ok(left.unwrap_or(0).min(i32::MAX as u64))
+    });
+    reg.add("java/io/FileInputStream", "length0", "()J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).map(|m| m.len()).unwrap_or(0))
+    });
+    reg.add("java/io/FileInputStream", "position0", "()J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        Ok(vm.open_files.files.get_mut(&fd).and_then(|f| f.stream_position().ok()).unwrap_or(0))
+    });
+    reg.add("java/io/FileInputStream", "skip0", "(J)J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        let n = a[1] as i64;
+        Ok(match vm.open_files.files.get_mut(&fd) {
+            Some(f) => {
+                let before = f.stream_position().unwrap_or(0);
+                let after = f.seek(SeekFrom::Current(n)).unwrap_or(before);
+                (after as i64 - before as i64) as u64
+            }
+            None => 0,
+        })
+    });
+
+    const FS: &str = "java/io/UnixFileSystem";
+    reg.add(FS, "canonicalize0", "(Ljava/lang/String;)Ljava/lang/String;", |vm, _, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        let canon = canonicalize(&path);
+        Ok(vm.new_string(&canon) as u64)
+    });
+    reg.add(FS, "getBooleanAttributes0", "(Ljava/io/File;)I", |vm, _, a| {
+        let path = file_path(vm, a[1] as Ref);
+        Ok(match std::fs::metadata(&path) {
+            Ok(m) => {
+                let hidden = Path::new(&path).file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+                1 | if m.is_file() { 2 } else { 0 } | if m.is_dir() { 4 } else { 0 } | if hidden { 8 } else { 0 }
+            }
+            Err(_) => 0,
+        })
+    });
+    reg.add(FS, "checkAccess", "(Ljava/io/File;I)Z", |vm, _, a| {
+        let path = file_path(vm, a[1] as Ref);
+        Ok(std::fs::metadata(path).is_ok() as u64)
+    });
+    reg.add(FS, "getLength", "(Ljava/io/File;)J", |vm, _, a| {
+        Ok(std::fs::metadata(file_path(vm, a[1] as Ref)).map(|m| m.len()).unwrap_or(0))
+    });
+    reg.add(FS, "getLastModifiedTime", "(Ljava/io/File;)J", |vm, _, a| {
+        let t = std::fs::metadata(file_path(vm, a[1] as Ref)).and_then(|m| m.modified()).ok();
+        Ok(t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64).unwrap_or(0))
+    });
+    reg.add(FS, "list", "(Ljava/io/File;)[Ljava/lang/String;", |vm, _, a| {
+        let path = file_path(vm, a[1] as Ref);
+        match std::fs::read_dir(&path) {
+            Ok(entries) => {
+                let mut names: Vec<Option<String>> = entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| Some(e.file_name().to_string_lossy().into_owned()))
+                    .collect();
+                names.sort();
+                Ok(vm.new_string_array(&names)? as u64)
+            }
+            Err(_) => Ok(0),
+        }
+    });
+    reg.add(FS, "createDirectory", "(Ljava/io/File;)Z", |vm, _, a| {
+        Ok(std::fs::create_dir(file_path(vm, a[1] as Ref)).is_ok() as u64)
+    });
+    reg.add(FS, "createFileExclusively", "(Ljava/lang/String;)Z", |vm, _, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        Ok(std::fs::OpenOptions::new().write(true).create_new(true).open(path).is_ok() as u64)
+    });
+    reg.add(FS, "delete0", "(Ljava/io/File;)Z", |vm, _, a| {
+        let path = file_path(vm, a[1] as Ref);
+        Ok((std::fs::remove_file(&path).is_ok() || std::fs::remove_dir(&path).is_ok()) as u64)
+    });
+    reg.add(FS, "rename0", "(Ljava/io/File;Ljava/io/File;)Z", |vm, _, a| {
+        Ok(std::fs::rename(file_path(vm, a[1] as Ref), file_path(vm, a[2] as Ref)).is_ok() as u64)
+    });
+}
+
+/// `File.path` of a java.io.File.
+fn file_path<T: Tracker>(vm: &Vm<T>, file: Ref) -> String {
+    match vm.get_named(file, "path") as Ref {
+        0 => String::new(),
+        s => vm.rust_string(s),
+    }
+}
+
+/// Java's canonical form: symlinks resolved for the part that exists, `.`/`..` folded for the rest.
+fn canonicalize(path: &str) -> String {
+    let p = Path::new(path);
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c.display().to_string();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::RootDir => parts.clear(),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                parts.pop();
+            }
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            std::path::Component::Prefix(_) => {}
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn open_into<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    stream: Ref,
+    path: &str,
+    file: std::io::Result<std::fs::File>,
+) -> VmResult<u64> {
+    match file {
+        Ok(f) => {
+            let fd = vm.open_files.add(f);
+            let fdo = vm.get_named(stream, "fd") as Ref;
+            if fdo != 0 {
+                vm.set_named(fdo, "fd", fd as u32 as u64);
+            }
+            Ok(0)
+        }
+        Err(e) => {
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+                std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+                _ => e.to_string(),
+            };
+            Err(vm.throw_new(t, "java/io/FileNotFoundException", Some(&format!("{path} ({reason})"))))
+        }
+    }
 }
 
 /// The `fd` of the FileDescriptor inside a FileInputStream/FileOutputStream.
@@ -26,6 +213,32 @@ fn fd_of<T: Tracker>(vm: &Vm<T>, stream: Ref) -> i32 {
         return -1;
     }
     vm.get_named(fdo, "fd") as i32
+}
+
+fn write_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, bytes: &[u8]) -> VmResult<()> {
+    match fd {
+        1 | 2 => vm.write_output(fd, bytes),
+        _ => match vm.open_files.files.get_mut(&fd) {
+            Some(f) => {
+                if let Err(e) = f.write_all(bytes) {
+                    return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string())));
+                }
+            }
+            None => return Err(vm.throw_new(t, "java/io/IOException", Some("Stream Closed"))),
+        },
+    }
+    Ok(())
+}
+
+fn read_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, buf: &mut [u8]) -> VmResult<usize> {
+    let r = match fd {
+        0 => std::io::stdin().read(buf),
+        _ => match vm.open_files.files.get_mut(&fd) {
+            Some(f) => f.read(buf),
+            None => return Err(vm.throw_new(t, "java/io/IOException", Some("Stream Closed"))),
+        },
+    };
+    r.map_err(|e| vm.throw_new(t, "java/io/IOException", Some(&e.to_string())))
 }
 
 fn write_bytes<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
@@ -43,27 +256,31 @@ fn write_bytes<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResu
         }
         _ => return Ok(0),
     };
-    if fd != 1 && fd != 2 {
-        return Err(vm.throw_new(t, "java/io/IOException", Some("Stream Closed")));
-    }
-    vm.write_output(fd, &bytes);
+    write_fd(vm, t, fd, &bytes)?;
     Ok(0)
 }
 
 fn read_bytes<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
     let fd = fd_of(vm, a[0] as Ref);
-    let (arr, off, len) = (a[1] as Ref, a[2] as i32 as usize, a[3] as i32 as usize);
-    if fd != 0 {
-        return Err(vm.throw_new(t, "java/io/IOException", Some("Stream Closed")));
+    let (arr, off, len) = (a[1] as Ref, a[2] as i32, a[3] as i32);
+    if arr == 0 {
+        return Err(vm.throw_npe(t));
     }
-    let mut buf = vec![0u8; len];
-    let n = std::io::stdin().read(&mut buf).unwrap_or(0);
+    let cap = vm.heap.get(arr).data.array_len().unwrap_or(0);
+    if off < 0 || len < 0 || off as usize + len as usize > cap {
+        return Err(vm.throw_new(t, "java/lang/IndexOutOfBoundsException", None));
+    }
+    if len == 0 {
+        return Ok(0);
+    }
+    let mut buf = vec![0u8; len as usize];
+    let n = read_fd(vm, t, fd, &mut buf)?;
     if n == 0 {
         return Ok(-1i32 as u32 as u64);
     }
     if let ObjData::Bytes(b) = &mut vm.heap.get_mut(arr).data {
         for (i, &x) in buf[..n].iter().enumerate() {
-            b[off + i] = x as i8;
+            b[off as usize + i] = x as i8;
         }
     }
     Ok(n as u64)

@@ -81,9 +81,13 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add(
         "java/lang/StackTraceElement",
         "initStackTraceElements",
-        "([Ljava/lang/StackTraceElement;Ljava/lang/Object;I)V",
+        "([Ljava/lang/StackTraceElement;Ljava/lang/Throwable;)V",
         |vm, _, a| {
-            vm.init_stack_trace_elements(r(a[0]), r(a[1]), a[2] as i32 as usize)?;
+            let throwable = r(a[1]);
+            let backtrace = vm.fields(throwable)[vm.wk.throwable_backtrace as usize] as Ref;
+            let depth =
+                vm.wk.throwable_depth.map(|d| vm.fields(throwable)[d as usize] as i32 as usize).unwrap_or(usize::MAX);
+            vm.init_stack_trace_elements(r(a[0]), backtrace, depth)?;
             Ok(0)
         },
     );

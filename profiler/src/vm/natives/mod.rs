@@ -1,10 +1,16 @@
 //! Native methods: the JDK's `native` methods, implemented in Rust. They are bound by
 //! (class, name, descriptor) on first call and cached per method. A native the VM lacks ends
 //! the run with an error naming it; `registerNatives`/`initIDs` are accepted everywhere.
+//!
+//! An entry may also name a Java method that is not native: the loader then runs the Rust
+//! implementation instead of the bytecode. That is kept for the few places where the JDK's code
+//! would do what this VM does not (spin classes) — see `reflect.rs`.
 
 mod io;
 mod lang;
 mod memory;
+mod reflect;
+pub use io::OpenFiles;
 pub use memory::NativeMemory;
 mod system;
 
@@ -36,6 +42,7 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     system::register(&mut r);
     io::register(&mut r);
     memory::register(&mut r);
+    reflect::register(&mut r);
     t
 }
 

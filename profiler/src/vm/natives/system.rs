@@ -7,6 +7,23 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // One class namespace: the JDK's loaders find classes through the VM's own loader.
+    reg.add("java/lang/ClassLoader", "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
+        let name = vm.rust_string(a[0] as Ref).replace('.', "/");
+        match vm.load_class(&name) {
+            Ok(c) if matches!(vm.classes[c as usize].origin, crate::classpath::Origin::Module(_)) => {
+                Ok(vm.mirror(c) as u64)
+            }
+            Ok(_) | Err(crate::vm::loader::LoadError::NotFound(_)) => Ok(0),
+            Err(crate::vm::loader::LoadError::Fatal(e)) => Err(crate::vm::Fault::Fatal(e)),
+        }
+    });
+    reg.add("java/lang/ClassLoader", "findLoadedClass0", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
+        let name = vm.rust_string(a[1] as Ref).replace('.', "/");
+        Ok(vm.lookup_class(&name).map(|c| vm.mirror(c) as u64).unwrap_or(0))
+    });
+    // The JDK's class loaders exist as Java objects; classes are loaded by the VM itself.
+    reg.add("jdk/internal/loader/BootLoader", "setBootLoaderUnnamedModule0", "(Ljava/lang/Module;)V", |_, _, _| Ok(0));
     reg.add("jdk/internal/util/SystemProps$Raw", "vmProperties", "()[Ljava/lang/String;", vm_properties);
     reg.add("jdk/internal/util/SystemProps$Raw", "platformProperties", "()[Ljava/lang/String;", platform_properties);
 

@@ -1,0 +1,325 @@
+//! Core reflection: `Class.getDeclared{Methods,Fields,Constructors}0` build the JDK's own
+//! `Method`/`Field`/`Constructor` objects (their `slot` holds our method id or field slot), and
+//! the native accessors invoke through them. Field access goes through Unsafe (see memory.rs).
+//! `ReflectionFactory.inflationThreshold()` is overridden to never be reached, so the JDK never
+//! spins accessor classes: every reflective call comes back here.
+
+use super::{Registry, VmResult};
+use crate::classfile::descriptor::Kind;
+use crate::vm::class::{ClassId, MethodId};
+use crate::vm::heap::{ObjData, Ref};
+use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
+
+pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    reg.add("jdk/internal/reflect/ReflectionFactory", "inflationThreshold", "()I", |_, _, _| Ok(i32::MAX as u64));
+    // Annotations are not exposed (their raw bytes are null), so the constant pool object is
+    // only passed along, never read.
+    reg.add("java/lang/Class", "getConstantPool", "()Ljdk/internal/reflect/ConstantPool;", |vm, t, _| {
+        let c = vm.load_or_throw(t, "jdk/internal/reflect/ConstantPool")?;
+        Ok(vm.alloc_instance(c) as u64)
+    });
+    reg.add("java/lang/Class", "getDeclaredMethods0", "(Z)[Ljava/lang/reflect/Method;", |vm, t, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        let methods: Vec<MethodId> = vm.classes[c as usize]
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| !vm.methods[m as usize].name.starts_with('<'))
+            .filter(|&m| a[1] == 0 || vm.methods[m as usize].access & crate::classfile::access::PUBLIC != 0)
+            .collect();
+        let objs = methods.iter().map(|&m| vm.reflect_method(t, m)).collect::<VmResult<Vec<_>>>()?;
+        vm.ref_array(t, "[Ljava/lang/reflect/Method;", objs)
+    });
+    reg.add("java/lang/Class", "getDeclaredConstructors0", "(Z)[Ljava/lang/reflect/Constructor;", |vm, t, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        let ctors: Vec<MethodId> = vm.classes[c as usize]
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| &*vm.methods[m as usize].name == "<init>")
+            .filter(|&m| a[1] == 0 || vm.methods[m as usize].access & crate::classfile::access::PUBLIC != 0)
+            .collect();
+        let objs = ctors.iter().map(|&m| vm.reflect_constructor(t, m)).collect::<VmResult<Vec<_>>>()?;
+        vm.ref_array(t, "[Ljava/lang/reflect/Constructor;", objs)
+    });
+    reg.add("java/lang/Class", "getDeclaredFields0", "(Z)[Ljava/lang/reflect/Field;", |vm, t, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        let count = vm.classes[c as usize].fields.len();
+        let mut objs = Vec::new();
+        for i in 0..count {
+            let f = &vm.classes[c as usize].fields[i];
+            if a[1] != 0 && f.access & crate::classfile::access::PUBLIC == 0 {
+                continue;
+            }
+            objs.push(vm.reflect_field(t, c, i)?);
+        }
+        vm.ref_array(t, "[Ljava/lang/reflect/Field;", objs)
+    });
+    reg.add(
+        "jdk/internal/reflect/NativeMethodAccessorImpl",
+        "invoke0",
+        "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
+        |vm, t, a| {
+            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+            vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false)
+        },
+    );
+    reg.add(
+        "jdk/internal/reflect/NativeConstructorAccessorImpl",
+        "newInstance0",
+        "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;",
+        |vm, t, a| {
+            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+            vm.reflective_call(t, m, 0, a[1] as Ref, true)
+        },
+    );
+}
+
+impl<T: Tracker> Vm<T> {
+    fn ref_array(&mut self, t: &mut JThread, class: &str, items: Vec<Ref>) -> VmResult<u64> {
+        let c = self.load_or_throw(t, class)?;
+        Ok(self.heap.alloc(c, ObjData::Refs(items.into())) as u64)
+    }
+
+    /// The mirror of the class a field descriptor names (`I` → int.class).
+    fn type_mirror(&mut self, t: &mut JThread, desc: &str) -> VmResult<Ref> {
+        let name = match desc.as_bytes()[0] {
+            b'L' => desc[1..desc.len() - 1].to_string(),
+            b'[' => desc.to_string(),
+            c => crate::vm::loader::PRIMITIVES
+                .iter()
+                .find(|p| p.1 as u8 == c)
+                .map(|p| p.0.to_string())
+                .unwrap_or_default(),
+        };
+        let c = self.load_or_throw(t, &name)?;
+        Ok(self.mirror(c))
+    }
+
+    fn type_mirrors(&mut self, t: &mut JThread, descs: &[String]) -> VmResult<Ref> {
+        let mut mirrors = Vec::with_capacity(descs.len());
+        for d in descs {
+            mirrors.push(self.type_mirror(t, d)?);
+        }
+        self.ref_array(t, "[Ljava/lang/Class;", mirrors).map(|r| r as Ref)
+    }
+
+    fn construct(&mut self, t: &mut JThread, class: &str, desc: &str, args: &[u64]) -> VmResult<Ref> {
+        let c = self.load_or_throw(t, class)?;
+        self.initialize(t, c)?;
+        let ctor = self
+            .find_declared_method(c, "<init>", desc)
+            .ok_or_else(|| VmError::Unsupported(format!("{class} without constructor {desc}")))?;
+        let obj = self.alloc_instance(c);
+        let mut full = vec![obj as u64];
+        full.extend_from_slice(args);
+        self.invoke(t, ctor, &full)?;
+        Ok(obj)
+    }
+
+    /// Runs `f` with `refs` pinned, so that a collection inside it keeps them.
+    fn pinning<R>(&mut self, refs: &[Ref], f: impl FnOnce(&mut Self) -> R) -> R {
+        let n = self.pinned.len();
+        self.pinned.extend_from_slice(refs);
+        let r = f(self);
+        self.pinned.truncate(n);
+        r
+    }
+
+    fn reflect_method(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
+        let method = &self.methods[m as usize];
+        let (class, name, access, parsed) = (method.class, method.name.clone(), method.access, method.parsed.clone());
+        let decl = self.mirror(class);
+        let name = self.intern_str(&name);
+        let params = self.type_mirrors(t, &parsed.param_types)?;
+        let ret = if parsed.ret == Kind::Void {
+            self.mirror(self.lookup_class("void").unwrap_or(0))
+        } else {
+            self.type_mirror(t, &parsed.return_type)?
+        };
+        let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
+        self.pinning(&[params, ret, ex], |vm| {
+            vm.construct(
+                t,
+                "java/lang/reflect/Method",
+                "(Ljava/lang/Class;Ljava/lang/String;[Ljava/lang/Class;Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B[B)V",
+                &[decl as u64, name as u64, params as u64, ret as u64, ex as u64, access as u64, m as u64, 0, 0, 0, 0],
+            )
+        })
+    }
+
+    fn reflect_constructor(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
+        let method = &self.methods[m as usize];
+        let (class, access, parsed) = (method.class, method.access, method.parsed.clone());
+        let decl = self.mirror(class);
+        let params = self.type_mirrors(t, &parsed.param_types)?;
+        let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
+        self.pinning(&[params, ex], |vm| {
+            vm.construct(
+                t,
+                "java/lang/reflect/Constructor",
+                "(Ljava/lang/Class;[Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B)V",
+                &[decl as u64, params as u64, ex as u64, access as u64, m as u64, 0, 0, 0],
+            )
+        })
+    }
+
+    fn reflect_field(&mut self, t: &mut JThread, class: ClassId, index: usize) -> VmResult<Ref> {
+        let f = self.classes[class as usize].fields[index].clone();
+        let decl = self.mirror(class);
+        let name = self.intern_str(&f.name);
+        let ty = self.type_mirror(t, &f.descriptor)?;
+        let trusted_final = f.is_static() && f.access & crate::classfile::access::FINAL != 0;
+        self.construct(
+            t,
+            "java/lang/reflect/Field",
+            "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/Class;IZILjava/lang/String;[B)V",
+            &[decl as u64, name as u64, ty as u64, f.access as u64, trusted_final as u64, f.slot as u64, 0, 0],
+        )
+    }
+
+    /// The primitive held by a wrapper object, in slot form, converted to `want` (widening
+    /// allowed, as `Method.invoke` does); None if `obj` is not a suitable wrapper.
+    fn unbox(&self, obj: Ref, want: Kind) -> Option<u64> {
+        if obj == 0 {
+            return None;
+        }
+        let class = &*self.classes[self.heap.get(obj).class as usize].name;
+        let have = match class {
+            "java/lang/Integer" => Kind::Int,
+            "java/lang/Long" => Kind::Long,
+            "java/lang/Boolean" => Kind::Boolean,
+            "java/lang/Byte" => Kind::Byte,
+            "java/lang/Short" => Kind::Short,
+            "java/lang/Character" => Kind::Char,
+            "java/lang/Float" => Kind::Float,
+            "java/lang/Double" => Kind::Double,
+            _ => return None,
+        };
+        let v = self.get_named(obj, "value");
+        let as_i = |v: u64| v as i32 as i64;
+        Some(match (have, want) {
+            (h, w) if h == w => v,
+            (Kind::Byte | Kind::Short | Kind::Char | Kind::Int, Kind::Int | Kind::Short)
+                if want != Kind::Short || have == Kind::Byte =>
+            {
+                v
+            }
+            (Kind::Byte | Kind::Short | Kind::Char | Kind::Int, Kind::Long) => as_i(v) as u64,
+            (Kind::Byte | Kind::Short | Kind::Char | Kind::Int, Kind::Float) => (as_i(v) as f32).to_bits() as u64,
+            (Kind::Byte | Kind::Short | Kind::Char | Kind::Int, Kind::Double) => (as_i(v) as f64).to_bits(),
+            (Kind::Long, Kind::Float) => (v as i64 as f32).to_bits() as u64,
+            (Kind::Long, Kind::Double) => (v as i64 as f64).to_bits(),
+            (Kind::Float, Kind::Double) => (f32::from_bits(v as u32) as f64).to_bits(),
+            _ => return None,
+        })
+    }
+
+    /// Boxes a slot value of kind `k` with the wrapper's `valueOf`.
+    pub(crate) fn box_value(&mut self, t: &mut JThread, k: Kind, v: u64) -> VmResult<Ref> {
+        let (class, desc) = match k {
+            Kind::Int => ("java/lang/Integer", "(I)Ljava/lang/Integer;"),
+            Kind::Long => ("java/lang/Long", "(J)Ljava/lang/Long;"),
+            Kind::Boolean => ("java/lang/Boolean", "(Z)Ljava/lang/Boolean;"),
+            Kind::Byte => ("java/lang/Byte", "(B)Ljava/lang/Byte;"),
+            Kind::Short => ("java/lang/Short", "(S)Ljava/lang/Short;"),
+            Kind::Char => ("java/lang/Character", "(C)Ljava/lang/Character;"),
+            Kind::Float => ("java/lang/Float", "(F)Ljava/lang/Float;"),
+            Kind::Double => ("java/lang/Double", "(D)Ljava/lang/Double;"),
+            Kind::Reference => return Ok(v as Ref),
+            Kind::Void => return Ok(0),
+        };
+        let c = self.load_or_throw(t, class)?;
+        self.initialize(t, c)?;
+        let m = self
+            .find_declared_method(c, "valueOf", desc)
+            .ok_or_else(|| VmError::Internal(format!("{class}.valueOf")))?;
+        let args: &[u64] = if k.is_wide() { &[v, 0] } else { &[v] };
+        Ok(self.invoke(t, m, args)? as Ref)
+    }
+
+    /// `Method.invoke` / `Constructor.newInstance` after the JDK's own checks: unbox the
+    /// arguments, dispatch, box the result; exceptions come back wrapped in InvocationTargetException.
+    fn reflective_call(
+        &mut self,
+        t: &mut JThread,
+        m: MethodId,
+        receiver: Ref,
+        args: Ref,
+        construct: bool,
+    ) -> VmResult<u64> {
+        let method = &self.methods[m as usize];
+        let (class, parsed, is_static, sig, private) =
+            (method.class, method.parsed.clone(), method.is_static(), method.sig, method.is_private());
+        let given: Vec<Ref> = match args {
+            0 => Vec::new(),
+            r => match &self.heap.get(r).data {
+                ObjData::Refs(v) => v.to_vec(),
+                _ => Vec::new(),
+            },
+        };
+        if given.len() != parsed.params.len() {
+            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("wrong number of arguments")));
+        }
+        let mut slots: Vec<u64> = Vec::new();
+        let target_obj = if construct {
+            self.initialize(t, class)?;
+            let obj = self.alloc_instance(class);
+            slots.push(obj as u64);
+            obj
+        } else if !is_static {
+            if receiver == 0 {
+                return Err(self.throw_npe(t));
+            }
+            slots.push(receiver as u64);
+            receiver
+        } else {
+            self.initialize(t, class)?;
+            0
+        };
+        for (i, &k) in parsed.params.iter().enumerate() {
+            let v = if k == Kind::Reference {
+                given[i] as u64
+            } else {
+                match self.unbox(given[i], k) {
+                    Some(v) => v,
+                    None => {
+                        return Err(self.throw_new(
+                            t,
+                            "java/lang/IllegalArgumentException",
+                            Some("argument type mismatch"),
+                        ))
+                    }
+                }
+            };
+            slots.push(v);
+            if k.is_wide() {
+                slots.push(0);
+            }
+        }
+        // Virtual dispatch for instance methods, as Method.invoke specifies.
+        let target = if construct || is_static || private {
+            m
+        } else {
+            let rc = self.heap.get(receiver).class;
+            self.classes[rc as usize].dispatch.get(&sig).copied().unwrap_or(m)
+        };
+        let result = self.pinning(&[target_obj], |vm| vm.invoke(t, target, &slots));
+        match result {
+            Ok(_) if construct => Ok(target_obj as u64),
+            Ok(v) => Ok(self.box_value(t, parsed.ret, v)? as u64),
+            Err(Fault::Exception(e)) => {
+                let wrapped = self.pinning(&[e], |vm| {
+                    vm.construct(
+                        t,
+                        "java/lang/reflect/InvocationTargetException",
+                        "(Ljava/lang/Throwable;)V",
+                        &[e as u64],
+                    )
+                })?;
+                Err(Fault::Exception(wrapped))
+            }
+            Err(other) => Err(other),
+        }
+    }
+}

@@ -27,7 +27,7 @@ fn compile(src: &Path, out: &Path) -> Result<(), Failed> {
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
         .collect();
     let output = Command::new("javac")
-        .args(["-XDstringConcat=inline", "-g", "-nowarn", "-d"])
+        .args(["-g", "-nowarn", "-d"])
         .arg(out)
         .args(&sources)
         .output()

@@ -11,6 +11,75 @@ use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    const ARRAY: &str = "java/lang/reflect/Array";
+    reg.add(ARRAY, "getLength", "(Ljava/lang/Object;)I", |vm, t, a| {
+        let (_, len) = vm.reflect_array(t, a[0] as Ref, 0)?;
+        Ok(len as u64)
+    });
+    reg.add(ARRAY, "get", "(Ljava/lang/Object;I)Ljava/lang/Object;", |vm, t, a| {
+        let (kind, v) = vm.array_element(t, a[0] as Ref, a[1] as i32)?;
+        Ok(vm.box_value(t, kind, v)? as u64)
+    });
+    reg.add(ARRAY, "set", "(Ljava/lang/Object;ILjava/lang/Object;)V", |vm, t, a| {
+        let (arr, i, value) = (a[0] as Ref, a[1] as i32, a[2] as Ref);
+        let (elem, _) = vm.reflect_array(t, arr, i)?;
+        let v = if elem == Kind::Reference {
+            let ac = vm.heap.get(arr).class;
+            if let crate::vm::class::ClassKind::Array { component, .. } = vm.classes[ac as usize].kind {
+                if value != 0 && !vm.is_subtype(vm.heap.get(value).class, component) {
+                    return Err(vm.throw_new(
+                        t,
+                        "java/lang/IllegalArgumentException",
+                        Some("array element type mismatch"),
+                    ));
+                }
+            }
+            value as u64
+        } else {
+            match vm.unbox(value, elem) {
+                Some(v) => v,
+                None => {
+                    return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some("argument type mismatch")))
+                }
+            }
+        };
+        vm.array_store_raw(arr, i as usize, v);
+        Ok(0)
+    });
+    macro_rules! typed {
+        ($($get:literal, $set:literal, $desc:literal, $kind:expr);* $(;)?) => {$(
+            reg.add(ARRAY, $get, concat!("(Ljava/lang/Object;I)", $desc), |vm, t, a| {
+                let (kind, v) = vm.array_element(t, a[0] as Ref, a[1] as i32)?;
+                let boxed = vm.box_value(t, kind, v)?;
+                match vm.unbox(boxed, $kind) {
+                    Some(v) if kind != Kind::Reference => Ok(v),
+                    _ => Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some("Argument is not an array of primitive type"))),
+                }
+            });
+            reg.add(ARRAY, $set, concat!("(Ljava/lang/Object;I", $desc, ")V"), |vm, t, a| {
+                let (arr, i) = (a[0] as Ref, a[1] as i32);
+                let (elem, _) = vm.reflect_array(t, arr, i)?;
+                let boxed = vm.box_value(t, $kind, a[2])?;
+                match vm.unbox(boxed, elem) {
+                    Some(v) if elem != Kind::Reference => {
+                        vm.array_store_raw(arr, i as usize, v);
+                        Ok(0)
+                    }
+                    _ => Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some("argument type mismatch"))),
+                }
+            });
+        )*};
+    }
+    typed! {
+        "getBoolean", "setBoolean", "Z", Kind::Boolean;
+        "getByte", "setByte", "B", Kind::Byte;
+        "getChar", "setChar", "C", Kind::Char;
+        "getShort", "setShort", "S", Kind::Short;
+        "getInt", "setInt", "I", Kind::Int;
+        "getLong", "setLong", "J", Kind::Long;
+        "getFloat", "setFloat", "F", Kind::Float;
+        "getDouble", "setDouble", "D", Kind::Double;
+    }
     reg.add("jdk/internal/reflect/ReflectionFactory", "inflationThreshold", "()I", |_, _, _| Ok(i32::MAX as u64));
     // Annotations are not exposed (their raw bytes are null), so the constant pool object is
     // only passed along, never read.
@@ -320,6 +389,77 @@ impl<T: Tracker> Vm<T> {
                 Err(Fault::Exception(wrapped))
             }
             Err(other) => Err(other),
+        }
+    }
+}
+
+impl<T: Tracker> Vm<T> {
+    /// Checks that `arr` is an array and `index` within it (unless `index` is 0 and only the
+    /// length is wanted); returns the element kind and the length.
+    fn reflect_array(&mut self, t: &mut JThread, arr: Ref, index: i32) -> VmResult<(Kind, usize)> {
+        if arr == 0 {
+            return Err(self.throw_npe(t));
+        }
+        let Some(len) = self.heap.get(arr).data.array_len() else {
+            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("Argument is not an array")));
+        };
+        let kind = match &self.heap.get(arr).data {
+            ObjData::Refs(_) => Kind::Reference,
+            ObjData::Bytes(_) => {
+                let ac = self.heap.get(arr).class;
+                if &*self.classes[ac as usize].name == "[Z" {
+                    Kind::Boolean
+                } else {
+                    Kind::Byte
+                }
+            }
+            ObjData::Chars(_) => Kind::Char,
+            ObjData::Shorts(_) => Kind::Short,
+            ObjData::Ints(_) => Kind::Int,
+            ObjData::Longs(_) => Kind::Long,
+            ObjData::Floats(_) => Kind::Float,
+            ObjData::Doubles(_) => Kind::Double,
+            ObjData::Fields(_) => Kind::Reference,
+        };
+        if index < 0 || (index as usize >= len && !(index == 0 && len == 0)) {
+            return Err(self.throw_index(t, index, len));
+        }
+        Ok((kind, len))
+    }
+
+    /// An element in slot form, with its kind.
+    fn array_element(&mut self, t: &mut JThread, arr: Ref, index: i32) -> VmResult<(Kind, u64)> {
+        let (kind, len) = self.reflect_array(t, arr, index)?;
+        if len == 0 {
+            return Err(self.throw_index(t, index, len));
+        }
+        let i = index as usize;
+        let v = match &self.heap.get(arr).data {
+            ObjData::Refs(a) => a[i] as u64,
+            ObjData::Bytes(a) => a[i] as i32 as u32 as u64,
+            ObjData::Chars(a) => a[i] as u64,
+            ObjData::Shorts(a) => a[i] as i32 as u32 as u64,
+            ObjData::Ints(a) => a[i] as u32 as u64,
+            ObjData::Longs(a) => a[i] as u64,
+            ObjData::Floats(a) => a[i].to_bits() as u64,
+            ObjData::Doubles(a) => a[i].to_bits(),
+            ObjData::Fields(_) => 0,
+        };
+        Ok((kind, v))
+    }
+
+    /// Stores a slot-form value into an element (bounds already checked).
+    fn array_store_raw(&mut self, arr: Ref, i: usize, v: u64) {
+        match &mut self.heap.get_mut(arr).data {
+            ObjData::Refs(a) => a[i] = v as Ref,
+            ObjData::Bytes(a) => a[i] = v as i8,
+            ObjData::Chars(a) => a[i] = v as u16,
+            ObjData::Shorts(a) => a[i] = v as i16,
+            ObjData::Ints(a) => a[i] = v as i32,
+            ObjData::Longs(a) => a[i] = v as i64,
+            ObjData::Floats(a) => a[i] = f32::from_bits(v as u32),
+            ObjData::Doubles(a) => a[i] = f64::from_bits(v),
+            ObjData::Fields(_) => {}
         }
     }
 }

@@ -61,7 +61,24 @@ pub fn locate_jdk(explicit: Option<&PathBuf>) -> Result<Jdk, VmError> {
 
 /// Runs a program under the VM with the given tracker. Errors before `main` starts (no JDK,
 /// a class path entry missing, boot failure) are `Err`; everything after is in the outcome.
+///
+/// A panic inside the VM (a bug of ours, never the program's fault) is caught here and reported as
+/// `VmError::Internal`, so that a caller such as the language server keeps running.
 pub fn run_with<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_unguarded(config, tracker))) {
+        Ok(result) => result,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(VmError::Internal(format!("the VM crashed: {msg}")))
+        }
+    }
+}
+
+fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
     let jdk = locate_jdk(config.jdk.as_ref())?;
     let opts = Options {
         jdk,

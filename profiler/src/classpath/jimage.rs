@@ -162,6 +162,31 @@ impl JImage {
         Ok(Some(body.to_vec()))
     }
 
+    /// Every resource name in the image (`/java.base/java/lang/Object.class`, …).
+    pub fn names(&self) -> Vec<String> {
+        (0..self.table_length)
+            .filter_map(|i| self.u32_at(self.offsets + i * 4))
+            .filter_map(|off| self.location(off as usize))
+            .map(|loc| {
+                let part = |k: u8| self.string(loc.attrs[k as usize]).unwrap_or("");
+                let (module, parent, base, ext) =
+                    (part(ATTR_MODULE), part(ATTR_PARENT), part(ATTR_BASE), part(ATTR_EXTENSION));
+                let mut name = String::new();
+                if !module.is_empty() {
+                    name.push_str(&format!("/{module}/"));
+                }
+                if !parent.is_empty() {
+                    name.push_str(&format!("{parent}/"));
+                }
+                name.push_str(base);
+                if !ext.is_empty() {
+                    name.push_str(&format!(".{ext}"));
+                }
+                name
+            })
+            .collect()
+    }
+
     /// The module that holds a package (`java/lang` → `java.base`), from `/packages/java.lang`.
     pub fn module_of_package(&self, package: &str) -> Result<Option<String>, ClassPathError> {
         if let Some(m) = self.package_modules.lock().unwrap_or_else(|p| p.into_inner()).get(package) {

@@ -4,7 +4,7 @@
 
 mod boot;
 pub mod class;
-mod decode;
+pub mod decode;
 mod exceptions;
 mod gc;
 pub mod heap;
@@ -81,7 +81,7 @@ pub enum VmError {
     Unsupported(String),
     #[error("could not find or load main class {0}")]
     MainClassNotFound(String),
-    #[error("main method not found in class {0}, please define the main method as:\n   public static void main(String[] args)")]
+    #[error("main method not found in class {0}; define it as `public static void main(String[] args)`")]
     NoMainMethod(String),
     #[error("VM start-up failed: {0}")]
     Boot(String),

@@ -7,6 +7,8 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // Native libraries: the VM implements natives itself, so loading a JDK library is a no-op.
+    reg.add("jdk/internal/loader/BootLoader", "loadLibrary", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
     // One class namespace: the JDK's loaders find classes through the VM's own loader.
     reg.add("java/lang/ClassLoader", "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
         let name = vm.rust_string(a[0] as Ref).replace('.', "/");

@@ -1,0 +1,178 @@
+//! The `bloatlens run` command line on bad input and at its limits: each case is one clear line
+//! on stderr and exit status 2 (VM errors), or a Java-level outcome (an exception thrown in Java).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Compiles Java sources (name, text) into a fresh directory.
+fn compile(sources: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    let mut files = Vec::new();
+    for (name, text) in sources {
+        let p = src.join(name);
+        std::fs::write(&p, text).unwrap();
+        files.push(p);
+    }
+    let out = Command::new("javac").arg("-d").arg(dir.path().join("classes")).args(&files).output().unwrap();
+    assert!(out.status.success(), "javac: {}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+fn classes(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("classes")
+}
+
+fn bloatlens(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bloatlens")).args(args).output().unwrap()
+}
+
+fn run_in(cp: &Path, main: &str, extra: &[&str]) -> Output {
+    let cp = cp.display().to_string();
+    let mut args = vec!["run"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-cp", &cp, main]);
+    bloatlens(&args)
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// One `bloatlens: error:` line, nothing else (no panic, no backtrace), status 2.
+fn assert_vm_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
+    assert!(err.starts_with("bloatlens: error: "), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
+}
+
+const HELLO: &str =
+    "public class Hello { public static void main(String[] a) { System.out.println(\"hi \" + a.length); } }";
+
+#[test]
+fn runs_a_program_with_arguments() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let cp = classes(&d).display().to_string();
+    let o = bloatlens(&["run", "-cp", &cp, "Hello", "x", "-y"]);
+    assert_eq!(stdout(&o), "hi 2\n");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn missing_main_class() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    assert_vm_error(&run_in(&classes(&d), "Nope", &[]), "could not find or load main class Nope");
+}
+
+#[test]
+fn class_without_main_method() {
+    let d = compile(&[("NoMain.java", "public class NoMain { static void helper() {} }")]);
+    assert_vm_error(&run_in(&classes(&d), "NoMain", &[]), "main method not found in class NoMain");
+}
+
+#[test]
+fn class_file_version_newer_than_supported() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let path = classes(&d).join("Hello.class");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[6..8].copy_from_slice(&70u16.to_be_bytes());
+    std::fs::write(&path, bytes).unwrap();
+    assert_vm_error(&run_in(&classes(&d), "Hello", &[]), "class-file version 70");
+}
+
+#[test]
+fn truncated_class_file_names_the_offset() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let path = classes(&d).join("Hello.class");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    assert_vm_error(&run_in(&classes(&d), "Hello", &[]), "malformed class file at byte");
+}
+
+#[test]
+fn corrupt_jar() {
+    let d = tempfile::tempdir().unwrap();
+    let jar = d.path().join("broken.jar");
+    std::fs::write(&jar, b"PK\x03\x04 this is not really a zip archive").unwrap();
+    assert_vm_error(&run_in(&jar, "Hello", &[]), "is not a valid jar");
+}
+
+#[test]
+fn missing_class_path_entry() {
+    assert_vm_error(&run_in(Path::new("/nonexistent/classes"), "Hello", &[]), "does not exist");
+}
+
+#[test]
+fn jdk_without_lib_modules() {
+    let d = tempfile::tempdir().unwrap();
+    let o = bloatlens(&["run", "--jdk", &d.path().display().to_string(), "-cp", ".", "Hello"]);
+    assert_vm_error(&o, "has no lib/modules");
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .env("JAVA_HOME", d.path())
+        .args(["run", "-cp", ".", "Hello"])
+        .output()
+        .unwrap();
+    assert_vm_error(&o, "has no lib/modules");
+}
+
+const SPIN: &str = "public class Spin { public static void main(String[] a) { long i = 0; while (true) { i++; } } }";
+
+#[test]
+fn instruction_budget_stops_an_endless_loop() {
+    let d = compile(&[("Spin.java", SPIN)]);
+    assert_vm_error(&run_in(&classes(&d), "Spin", &["--max-instructions", "5000000"]), "instruction budget exhausted");
+}
+
+#[test]
+fn time_budget_stops_an_endless_loop() {
+    let d = compile(&[("Spin.java", SPIN)]);
+    assert_vm_error(&run_in(&classes(&d), "Spin", &["--max-seconds", "1"]), "time budget exhausted");
+}
+
+#[test]
+fn heap_cap_throws_out_of_memory_error_in_java() {
+    let src = "import java.util.*; public class Hog { public static void main(String[] a) {
+        List<long[]> keep = new ArrayList<>();
+        try { while (true) keep.add(new long[100_000]); }
+        catch (OutOfMemoryError e) { int n = keep.size(); keep = null; System.out.println(\"caught \" + e.getMessage() + \" after \" + (n > 10)); } } }";
+    let d = compile(&[("Hog.java", src)]);
+    let o = run_in(&classes(&d), "Hog", &["--max-heap-mb", "64"]);
+    assert_eq!(stdout(&o), "caught Java heap space after true\n", "stderr: {}", stderr(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn stack_depth_cap_throws_stack_overflow_error_in_java() {
+    let src = "public class Deep { static int d; static void f() { d++; f(); }
+        public static void main(String[] a) { try { f(); } catch (StackOverflowError e) { System.out.println(d >= 400 && d <= 500); } } }";
+    let d = compile(&[("Deep.java", src)]);
+    let o = run_in(&classes(&d), "Deep", &["--max-stack-depth", "500"]);
+    assert_eq!(stdout(&o), "true\n", "stderr: {}", stderr(&o));
+}
+
+#[test]
+fn unsupported_native_is_named() {
+    let src = "public class Pid { public static void main(String[] a) { System.out.println(ProcessHandle.current().pid()); } }";
+    let d = compile(&[("Pid.java", src)]);
+    assert_vm_error(&run_in(&classes(&d), "Pid", &[]), "native method java.lang.ProcessHandleImpl.");
+}
+
+#[test]
+fn uncaught_exception_prints_like_hotspot_and_exits_1() {
+    let src = "public class Boom { public static void main(String[] a) { System.out.println(\"before\"); throw new IllegalStateException(\"bad state\"); } }";
+    let d = compile(&[("Boom.java", src)]);
+    let o = run_in(&classes(&d), "Boom", &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "before\n");
+    let err = stderr(&o);
+    let mut lines = err.lines();
+    assert_eq!(lines.next(), Some("Exception in thread \"main\" java.lang.IllegalStateException: bad state"));
+    assert_eq!(lines.next(), Some("\tat Boom.main(Boom.java:1)"));
+}

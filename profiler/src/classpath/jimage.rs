@@ -1,9 +1,11 @@
 //! The JDK's `lib/modules` file (the jimage format): a hashed index of resources named
 //! `/module/parent/base.extension`, with `/packages/<pkg>` entries that map a package to its module.
-//! The file is read into memory once; lookups are a hash probe and a name check.
+//! The index (header, hash tables, locations, strings: a few MB) is read once; resources are read
+//! with positioned reads on demand, so the image's 100+ MB never sit in memory.
 
 use super::{ClassPathError, ClassSource, Origin};
 use std::collections::HashMap;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -23,7 +25,10 @@ const ATTR_UNCOMPRESSED: u8 = 7;
 
 pub struct JImage {
     path: PathBuf,
+    file: std::fs::File,
+    /// The index only: everything before the resources.
     data: Vec<u8>,
+    file_len: u64,
     table_length: usize,
     redirect: usize,
     offsets: usize,
@@ -48,12 +53,17 @@ fn hash(name: &[u8], seed: u32) -> u32 {
 
 impl JImage {
     pub fn open(path: &Path) -> Result<Self, ClassPathError> {
-        let data = std::fs::read(path).map_err(|source| ClassPathError::Io { path: path.into(), source })?;
+        let io = |source| ClassPathError::Io { path: path.into(), source };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
         let bad = |reason: &str| ClassPathError::BadImage { path: path.into(), reason: reason.into() };
-        if data.len() < HEADER_SIZE {
+        let mut header = [0u8; HEADER_SIZE];
+        if file_len < HEADER_SIZE as u64 {
             return Err(bad("shorter than its header"));
         }
-        let word = |i: usize| u32::from_le_bytes([data[i * 4], data[i * 4 + 1], data[i * 4 + 2], data[i * 4 + 3]]);
+        file.read_exact_at(&mut header, 0).map_err(io)?;
+        let word =
+            |i: usize| u32::from_le_bytes([header[i * 4], header[i * 4 + 1], header[i * 4 + 2], header[i * 4 + 3]]);
         if word(0) != MAGIC {
             return Err(bad("wrong magic number (a big-endian image is not supported)"));
         }
@@ -65,12 +75,16 @@ impl JImage {
         let locations = offsets + table_length * 4;
         let strings = locations + locations_size;
         let index_size = strings + strings_size;
-        if index_size > data.len() || table_length == 0 {
+        if index_size as u64 > file_len || table_length == 0 {
             return Err(bad("index larger than the file"));
         }
+        let mut data = vec![0u8; index_size];
+        file.read_exact_at(&mut data, 0).map_err(io)?;
         Ok(JImage {
             path: path.into(),
+            file,
             data,
+            file_len,
             table_length,
             redirect,
             offsets,
@@ -156,10 +170,16 @@ impl JImage {
                 "{name} is compressed, which is not supported (an image made with jlink --compress)"
             )));
         }
-        let start = self.index_size + loc.attrs[ATTR_OFFSET as usize] as usize;
-        let size = loc.attrs[ATTR_UNCOMPRESSED as usize] as usize;
-        let body = self.data.get(start..start + size).ok_or_else(|| bad(format!("{name} lies beyond the file")))?;
-        Ok(Some(body.to_vec()))
+        let start = self.index_size as u64 + loc.attrs[ATTR_OFFSET as usize];
+        let size = loc.attrs[ATTR_UNCOMPRESSED as usize];
+        if start + size > self.file_len {
+            return Err(bad(format!("{name} lies beyond the file")));
+        }
+        let mut body = vec![0u8; size as usize];
+        self.file
+            .read_exact_at(&mut body, start)
+            .map_err(|source| ClassPathError::Io { path: self.path.clone(), source })?;
+        Ok(Some(body))
     }
 
     /// Every resource name in the image (`/java.base/java/lang/Object.class`, …).

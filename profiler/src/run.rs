@@ -84,7 +84,8 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         jdk,
         class_path: config.class_path.clone(),
         limits: config.limits.clone(),
-        gc_interval_bytes: 64 << 20,
+        // Collect after a quarter of the cap (at most 64 MB) was allocated; the interval then grows with the live heap.
+        gc_interval_bytes: (config.limits.max_heap_bytes / 4).clamp(1 << 20, 64 << 20),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;

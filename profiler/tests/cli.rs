@@ -176,3 +176,15 @@ fn uncaught_exception_prints_like_hotspot_and_exits_1() {
     assert_eq!(lines.next(), Some("Exception in thread \"main\" java.lang.IllegalStateException: bad state"));
     assert_eq!(lines.next(), Some("\tat Boom.main(Boom.java:1)"));
 }
+
+#[test]
+fn garbage_is_reclaimed_under_a_small_heap_cap() {
+    // 2 GB allocated in total, at most a few MB live at once: only a working collector passes.
+    let src = "public class Churn { public static void main(String[] a) {
+        long sum = 0; int[][] window = new int[8][];
+        for (int i = 0; i < 8000; i++) { int[] x = new int[65536]; x[i % 65536] = i; window[i % 8] = x; sum += x.length; }
+        System.out.println(sum); } }";
+    let d = compile(&[("Churn.java", src)]);
+    let o = run_in(&classes(&d), "Churn", &["--max-heap-mb", "24"]);
+    assert_eq!(stdout(&o), "524288000\n", "stderr: {}", stderr(&o));
+}

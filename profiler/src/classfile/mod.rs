@@ -78,7 +78,7 @@ pub struct MethodInfo {
     pub signature: Option<Arc<str>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Code {
     pub max_stack: u16,
     pub max_locals: u16,

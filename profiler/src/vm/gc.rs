@@ -1,19 +1,45 @@
-//! Collection: gathers the roots (every frame's slots, static reference fields, class mirrors,
-//! interned strings, pinned handles, the thread object) and runs the heap's mark-and-sweep.
-//!
-//! Frame slots are scanned conservatively: a slot whose value is a live handle keeps that object
-//! alive. The heap never moves objects, so this can only retain garbage, never free a live object.
+//! Collection: gathers the roots (the reference slots of every frame, static reference fields,
+//! class mirrors, interned strings, pinned handles, the thread object) and runs the heap's
+//! mark-and-sweep. Frame slots are typed by reference maps (see `refmap.rs`), so the collection is
+//! precise: a dead object is freed at the first collection after its last reference went away.
 
+use super::class::MethodId;
 use super::heap::Ref;
+use super::refmap::RefMaps;
 use super::{JThread, Tracker, Vm, VmResult};
+use std::rc::Rc;
 
 impl<T: Tracker> Vm<T> {
     pub fn collect_garbage(&mut self, t: &mut JThread) -> VmResult<()> {
         let mut roots: Vec<Ref> = Vec::with_capacity(4096);
-        for f in &t.frames {
-            for &v in &t.stack[f.locals as usize..f.sp as usize] {
-                if v >> 32 == 0 && self.heap.is_live(v as Ref) {
-                    roots.push(v as Ref);
+        for i in 0..t.frames.len() {
+            let (method, pc, locals, sp, max_locals) = {
+                let f = &t.frames[i];
+                (f.method, f.pc, f.locals as usize, f.sp as usize, f.code.max_locals as usize)
+            };
+            let bci = t.frames[i].code.bci.get(pc.saturating_sub(1) as usize).copied().unwrap_or(0);
+            let maps = self.ref_maps(method);
+            let depth = sp.saturating_sub(locals + max_locals);
+            match maps.roots(bci, depth) {
+                Some((local_bits, stack_bits)) => {
+                    for (k, &is_ref) in local_bits.iter().enumerate() {
+                        if is_ref {
+                            roots.push(t.stack[locals + k] as Ref);
+                        }
+                    }
+                    for (k, &is_ref) in stack_bits.iter().enumerate() {
+                        if is_ref {
+                            roots.push(t.stack[locals + max_locals + k] as Ref);
+                        }
+                    }
+                }
+                // No map (code the analysis could not reach): keep whatever looks like a handle.
+                None => {
+                    for &v in &t.stack[locals..sp] {
+                        if v >> 32 == 0 && self.heap.is_live(v as Ref) {
+                            roots.push(v as Ref);
+                        }
+                    }
                 }
             }
         }
@@ -23,6 +49,7 @@ impl<T: Tracker> Vm<T> {
         roots.extend(self.interned.values().copied());
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
+        roots.retain(|&r| self.heap.is_live(r));
         let classes = &self.classes;
         let tracker = &mut self.tracker;
         self.heap.collect(roots, &|c| &classes[c as usize].ref_slots, |r, obj| {
@@ -32,5 +59,25 @@ impl<T: Tracker> Vm<T> {
         self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
         self.tracker.on_gc(self.heap.collections, self.heap.allocated_bytes);
         Ok(())
+    }
+}
+
+impl<T: Tracker> Vm<T> {
+    /// The reference maps of a method, computed on first need.
+    fn ref_maps(&mut self, m: MethodId) -> Rc<RefMaps> {
+        if let Some(maps) = self.ref_maps.get(&m) {
+            return maps.clone();
+        }
+        let method = &self.methods[m as usize];
+        let cp = self.classes[method.class as usize].file.clone();
+        let maps = match (&method.raw, cp) {
+            (Some(code), Some(file)) => {
+                super::refmap::compute(code, &file.constant_pool, &method.descriptor, method.is_static())
+            }
+            _ => super::refmap::compute(&crate::classfile::Code::default(), &Default::default(), "()V", true),
+        };
+        let maps = Rc::new(maps);
+        self.ref_maps.insert(m, maps.clone());
+        maps
     }
 }

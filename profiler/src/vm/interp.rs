@@ -46,7 +46,23 @@ impl<T: Tracker> Vm<T> {
         }
         t.stack[start..start + args.len()].copy_from_slice(args);
         if self.methods[m as usize].is_native() {
-            return self.call_native(t, m, start, args.len());
+            // No frame covers these slots: pin the reference arguments for the native's duration.
+            let pinned = self.pinned.len();
+            let method = &self.methods[m as usize];
+            let mut slot = 0;
+            if !method.is_static() {
+                self.pinned.push(args[0] as u32);
+                slot = 1;
+            }
+            for k in method.parsed.params.clone() {
+                if k == crate::classfile::descriptor::Kind::Reference {
+                    self.pinned.push(args[slot] as u32);
+                }
+                slot += k.slots();
+            }
+            let r = self.call_native(t, m, start, args.len());
+            self.pinned.truncate(pinned);
+            return r;
         }
         let base = t.frames.len();
         let code = self.code_of(m)?;
@@ -743,7 +759,7 @@ impl<T: Tracker> Vm<T> {
                         Op::New(c) => {
                             if self.heap.allocated_since_gc >= self.opts.gc_interval_bytes {
                                 sync!();
-                                tri!(self.collect_garbage(t));
+                                tri!(self.make_room(t, 0));
                             }
                             let r = self.alloc_instance(c);
                             self.tracker.on_alloc(site!(), r, c, self.heap.get(r).data.size_bytes());

@@ -13,6 +13,7 @@ mod interp;
 mod loader;
 mod natives;
 mod ops;
+mod refmap;
 mod resolve;
 mod strings;
 pub mod tracker;
@@ -223,6 +224,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) open_files: natives::OpenFiles,
     /// BLOATLENS_TRACE_EXCEPTIONS: print every exception's stack as it is created (VM debugging).
     trace_exceptions: bool,
+    /// Reference maps of methods that were on a stack during a collection.
+    ref_maps: HashMap<MethodId, Rc<refmap::RefMaps>>,
     /// Call sites linked so far (names the classes they become).
     call_sites: u32,
 }
@@ -266,6 +269,7 @@ impl<T: Tracker> Vm<T> {
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
             call_sites: 0,
+            ref_maps: HashMap::new(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
             open_files: natives::OpenFiles::default(),
         };

@@ -315,18 +315,24 @@ impl<T: Tracker> Vm<T> {
             _ => Elem::Ref,
         };
         let bytes = 16 + len as u64 * elem.size() as u64;
-        if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
-            self.collect_garbage(t)?;
-            if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
-                let msg = if bytes > self.opts.limits.max_heap_bytes {
-                    "Requested array size exceeds VM limit"
-                } else {
-                    "Java heap space"
-                };
-                return Err(self.throw_oom(t, msg));
-            }
+        if bytes > self.opts.limits.max_heap_bytes {
+            return Err(self.throw_oom(t, "Requested array size exceeds VM limit"));
+        }
+        if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes
+            || self.heap.allocated_since_gc >= self.opts.gc_interval_bytes
+        {
+            self.make_room(t, bytes)?;
         }
         Ok(self.heap.alloc(class, ObjData::new_array(elem, len)))
+    }
+
+    /// Collects, then throws OutOfMemoryError if `bytes` more would still exceed the heap cap.
+    pub(super) fn make_room(&mut self, t: &mut JThread, bytes: u64) -> VmResult<()> {
+        self.collect_garbage(t)?;
+        if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
+            return Err(self.throw_oom(t, "Java heap space"));
+        }
+        Ok(())
     }
 
     pub(super) fn multi_new_array(&mut self, t: &mut JThread, class: ClassId, counts: &[i32]) -> VmResult<Ref> {

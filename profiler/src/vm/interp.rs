@@ -345,18 +345,24 @@ impl<T: Tracker> Vm<T> {
                         Op::Fconst(v) => push_f!(v),
                         Op::Dconst(v) => push_d!(v),
                         Op::LdcRef(r) => push!(r as u64),
-                        Op::Load(n) => push!(t.stack[lp + n as usize]),
+                        Op::Load(n) => {
+                            self.tracker.on_local_load(site!(), n);
+                            push!(t.stack[lp + n as usize])
+                        }
                         Op::Load2(n) => {
+                            self.tracker.on_local_load(site!(), n);
                             t.stack[sp] = t.stack[lp + n as usize];
                             sp += 2;
                         }
                         Op::Store(n) => {
                             sp -= 1;
                             t.stack[lp + n as usize] = t.stack[sp];
+                            self.tracker.on_local_store(site!(), n);
                         }
                         Op::Store2(n) => {
                             sp -= 2;
                             t.stack[lp + n as usize] = t.stack[sp];
+                            self.tracker.on_local_store(site!(), n);
                         }
                         Op::Iinc(n, d) => {
                             let s = &mut t.stack[lp + n as usize];

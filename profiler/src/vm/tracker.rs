@@ -20,6 +20,12 @@ pub trait Tracker: 'static {
     /// An object or array was allocated at `site`.
     #[inline(always)]
     fn on_alloc(&mut self, site: Site, obj: Ref, class: ClassId, bytes: usize) {}
+    /// A local variable was pushed onto the operand stack (`iload`, `aload`, …).
+    #[inline(always)]
+    fn on_local_load(&mut self, site: Site, local: u16) {}
+    /// The top of the operand stack was stored into a local variable.
+    #[inline(always)]
+    fn on_local_store(&mut self, site: Site, local: u16) {}
     /// A value was read from an instance field (`obj.slot`) onto the stack.
     #[inline(always)]
     fn on_field_load(&mut self, site: Site, obj: Ref, slot: u32) {}
@@ -70,6 +76,8 @@ impl Tracker for NoTracker {}
 #[derive(Debug, Default, Clone)]
 pub struct CountingTracker {
     pub allocations: u64,
+    pub local_loads: u64,
+    pub local_stores: u64,
     pub field_loads: u64,
     pub field_stores: u64,
     pub array_loads: u64,
@@ -81,6 +89,12 @@ pub struct CountingTracker {
 }
 
 impl Tracker for CountingTracker {
+    fn on_local_load(&mut self, _: Site, _: u16) {
+        self.local_loads += 1;
+    }
+    fn on_local_store(&mut self, _: Site, _: u16) {
+        self.local_stores += 1;
+    }
     fn on_alloc(&mut self, _: Site, _: Ref, _: ClassId, _: usize) {
         self.allocations += 1;
     }

@@ -308,8 +308,9 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
             0xc8 => Op::Goto(target(pc, b.i4(pc + 1)? as i64)?),
             _ => Op::Unsupported(opcode),
         };
-        ops.push(Cell::new(op));
+        ops.push(op);
     }
+    let ops: Vec<Cell<Op>> = super::ops::fuse(&ops).into_iter().map(Cell::new).collect();
     let handlers = code
         .exception_table
         .iter()

@@ -7,7 +7,7 @@
 use super::class::{ClassKind, Elem, MethodId};
 use super::decode::Code;
 use super::heap::{ObjData, Ref};
-use super::ops::Op;
+use super::ops::{Cond, Op};
 use super::tracker::Site;
 use super::{Fault, Frame, JThread, Tracker, Vm, VmError, VmResult};
 use std::rc::Rc;
@@ -102,16 +102,27 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Runs until the frame at depth `base` returns; returns its value (0 for void).
+    // `executed` is reset by every flush; some expansions of the flush never read it again.
+    #[allow(unused_assignments)]
     pub(super) fn run(&mut self, t: &mut JThread, base: usize) -> VmResult<u64> {
-        let mut frame = t.frames.last().expect("run needs a frame").clone();
-        let mut code = frame.code.clone();
-        let mut mid = frame.method;
-        let mut pc = frame.pc as usize;
-        let mut lp = frame.locals as usize;
-        let mut sp = frame.sp as usize;
+        let top = t.frames.last().expect("run needs a frame");
+        let mut code = top.code.clone();
+        let mut mid = top.method;
+        let mut pc = top.pc as usize;
+        let mut lp = top.locals as usize;
+        let mut sp = top.sp as usize;
+        // Instructions run since the last flush into `self.instructions` (kept in a register).
+        let mut executed: u64 = 0;
 
+        macro_rules! flush_count {
+            () => {{
+                self.instructions += executed;
+                executed = 0;
+            }};
+        }
         macro_rules! sync {
             () => {{
+                flush_count!();
                 let f = t.frames.last_mut().expect("a frame");
                 f.pc = pc as u32;
                 f.sp = sp as u32;
@@ -120,17 +131,17 @@ impl<T: Tracker> Vm<T> {
         // Loads the registers of the (new) top frame; `sp` only where the caller does not set it.
         macro_rules! reload_but_sp {
             () => {{
-                frame = t.frames.last().expect("a frame").clone();
-                code = frame.code.clone();
-                mid = frame.method;
-                pc = frame.pc as usize;
-                lp = frame.locals as usize;
+                let f = t.frames.last().expect("a frame");
+                code = f.code.clone();
+                mid = f.method;
+                pc = f.pc as usize;
+                lp = f.locals as usize;
             }};
         }
         macro_rules! reload {
             () => {{
                 reload_but_sp!();
-                sp = frame.sp as usize;
+                sp = t.frames.last().expect("a frame").sp as usize;
             }};
         }
         macro_rules! site {
@@ -207,6 +218,7 @@ impl<T: Tracker> Vm<T> {
                         match f {
                             Fault::Exception(e) => break 'inner e,
                             other => {
+                                flush_count!();
                                 if self.last_fatal_stack.is_empty() {
                                     self.last_fatal_stack = self.java_stack(t);
                                 }
@@ -244,7 +256,7 @@ impl<T: Tracker> Vm<T> {
                             let target = $target as usize;
                             if target < pc {
                                 // Backward branch: the budget check point.
-                                if self.instructions >= self.next_check {
+                                if self.instructions + executed >= self.next_check {
                                     sync!();
                                     tri!(self.check_budgets());
                                 }
@@ -335,7 +347,7 @@ impl<T: Tracker> Vm<T> {
 
                 let mut op = code.ops[pc].get();
                 pc += 1;
-                self.instructions += 1;
+                executed += 1;
                 'dispatch: loop {
                     match op {
                         Op::Nop => {}
@@ -370,6 +382,58 @@ impl<T: Tracker> Vm<T> {
                             self.tracker.on_compute(site!());
                         }
 
+                        // Superinstructions: the same effects and hooks as the ops they stand for.
+                        Op::LoadLoad(a, b) => {
+                            self.tracker.on_local_load(site!(), a);
+                            self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
+                            t.stack[sp] = t.stack[lp + a as usize];
+                            t.stack[sp + 1] = t.stack[lp + b as usize];
+                            sp += 2;
+                            pc += 1;
+                        }
+                        Op::LoadConst(a, c) => {
+                            self.tracker.on_local_load(site!(), a);
+                            t.stack[sp] = t.stack[lp + a as usize];
+                            t.stack[sp + 1] = c as u32 as u64;
+                            sp += 2;
+                            pc += 1;
+                        }
+                        Op::IfCmpLocals { a, b, cond, target } => {
+                            self.tracker.on_local_load(site!(), a);
+                            self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
+                            let (x, y) = (t.stack[lp + a as usize] as i32, t.stack[lp + b as usize] as i32);
+                            pc += 2;
+                            branch!(Cond::holds(cond, x, y), target)
+                        }
+                        Op::IfCmpConst { a, cond, c, target } => {
+                            self.tracker.on_local_load(site!(), a);
+                            let x = t.stack[lp + a as usize] as i32;
+                            pc += 2;
+                            branch!(Cond::holds(cond, x, c), target)
+                        }
+                        Op::IincGoto { local, delta, target } => {
+                            let s = &mut t.stack[lp + local as usize];
+                            *s = (*s as i32).wrapping_add(delta as i32) as u32 as u64;
+                            self.tracker.on_compute(site!());
+                            pc += 1;
+                            branch!(true, target)
+                        }
+                        Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
+                            self.tracker.on_local_load(site!(), local);
+                            let o = t.stack[lp + local as usize] as Ref;
+                            pc += 1;
+                            null_check!(o);
+                            let v = match &self.heap.get(o).data {
+                                ObjData::Fields(f) => f[slot as usize],
+                                _ => 0,
+                            };
+                            self.tracker.on_field_load(site!(), o, slot);
+                            if let Op::LoadGetField { .. } = op {
+                                push!(v)
+                            } else {
+                                push_l!(v)
+                            }
+                        }
                         Op::Iaload => array_load!(Ints, push_i, |x: i32| x),
                         Op::Laload => array_load!(Longs, push_l, |x: i64| x),
                         Op::Faload => array_load!(Floats, push_f, |x: f32| x),
@@ -680,6 +744,7 @@ impl<T: Tracker> Vm<T> {
                             self.tracker.on_return(mid);
                             let done = t.frames.pop().expect("a frame");
                             if t.frames.len() == base {
+                                flush_count!();
                                 return Ok(v);
                             }
                             reload_but_sp!();
@@ -868,6 +933,7 @@ impl<T: Tracker> Vm<T> {
             };
 
             // An exception is in flight: find a handler, unwinding frames as needed.
+            flush_count!();
             loop {
                 let f = t.frames.last().expect("a frame").clone();
                 let at = f.pc.saturating_sub(1);

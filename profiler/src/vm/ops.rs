@@ -198,8 +198,109 @@ pub enum Op {
     InstanceOf(ClassId),
     MonitorEnter,
     MonitorExit,
+    // Superinstructions. Each stands in the slot of the first op of the sequence it fuses, and the
+    // ops it covers stay in place behind it (a branch into them still runs them one by one).
+    /// `load a; load b` (one-slot locals).
+    LoadLoad(Local, Local),
+    /// `load a; iconst c`.
+    LoadConst(Local, i32),
+    /// `load a; load b; if_icmp<cond> target`.
+    IfCmpLocals {
+        a: Local,
+        b: Local,
+        cond: Cond,
+        target: Target,
+    },
+    /// `load a; iconst c; if_icmp<cond> target`.
+    IfCmpConst {
+        a: Local,
+        cond: Cond,
+        c: i32,
+        target: Target,
+    },
+    /// `iinc n d; goto target`.
+    IincGoto {
+        local: Local,
+        delta: i16,
+        target: Target,
+    },
+    /// `aload a; getfield slot` (one-slot field).
+    LoadGetField {
+        local: Local,
+        slot: u32,
+    },
+    /// `aload a; getfield slot` (long or double field).
+    LoadGetField2 {
+        local: Local,
+        slot: u32,
+    },
+
     /// An opcode this VM does not run (`jsr`/`ret` from pre-Java-6 class files), with the opcode.
     Unsupported(u8),
+}
+
+/// The condition of a fused integer compare-and-branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cond {
+    Eq,
+    Ne,
+    Lt,
+    Ge,
+    Gt,
+    Le,
+}
+
+impl Cond {
+    #[inline(always)]
+    pub fn holds(self, a: i32, b: i32) -> bool {
+        match self {
+            Cond::Eq => a == b,
+            Cond::Ne => a != b,
+            Cond::Lt => a < b,
+            Cond::Ge => a >= b,
+            Cond::Gt => a > b,
+            Cond::Le => a <= b,
+        }
+    }
+
+    /// The condition of an `if_icmp<cond>` op.
+    pub fn of_icmp(op: &Op) -> Option<(Cond, Target)> {
+        Some(match *op {
+            Op::IfIcmpeq(t) => (Cond::Eq, t),
+            Op::IfIcmpne(t) => (Cond::Ne, t),
+            Op::IfIcmplt(t) => (Cond::Lt, t),
+            Op::IfIcmpge(t) => (Cond::Ge, t),
+            Op::IfIcmpgt(t) => (Cond::Gt, t),
+            Op::IfIcmple(t) => (Cond::Le, t),
+            _ => return None,
+        })
+    }
+}
+
+/// Rewrites `ops[i]` into a superinstruction where the ops from `i` on form a known sequence.
+/// Judged on the original ops only, so every position can be fused independently.
+pub fn fuse(ops: &[Op]) -> Vec<Op> {
+    let mut out = ops.to_vec();
+    for i in 0..ops.len() {
+        let next = |k: usize| ops.get(i + k).copied();
+        out[i] = match (ops[i], next(1), next(2)) {
+            (Op::Load(a), Some(Op::Load(b)), Some(third)) if Cond::of_icmp(&third).is_some() => {
+                let (cond, target) = Cond::of_icmp(&third).expect("checked");
+                Op::IfCmpLocals { a, b, cond, target }
+            }
+            (Op::Load(a), Some(Op::Iconst(c)), Some(third)) if Cond::of_icmp(&third).is_some() => {
+                let (cond, target) = Cond::of_icmp(&third).expect("checked");
+                Op::IfCmpConst { a, cond, c, target }
+            }
+            (Op::Load(a), Some(Op::Load(b)), _) => Op::LoadLoad(a, b),
+            (Op::Load(a), Some(Op::Iconst(c)), _) => Op::LoadConst(a, c),
+            (Op::Iinc(local, d), Some(Op::Goto(target)), _) if i16::try_from(d).is_ok() => {
+                Op::IincGoto { local, delta: d as i16, target }
+            }
+            (op, _, _) => op,
+        };
+    }
+    out
 }
 
 #[derive(Debug, Clone)]

@@ -188,3 +188,20 @@ fn garbage_is_reclaimed_under_a_small_heap_cap() {
     let o = run_in(&classes(&d), "Churn", &["--max-heap-mb", "24"]);
     assert_eq!(stdout(&o), "524288000\n", "stderr: {}", stderr(&o));
 }
+
+#[test]
+fn a_deadlock_is_reported_naming_the_threads() {
+    let src = "public class Dead { static final Object A = new Object(), B = new Object();
+        public static void main(String[] args) throws Exception {
+            Thread t = new Thread(() -> { synchronized (B) { sleep(); synchronized (A) { System.out.println(\"never\"); } } }, \"second\");
+            t.start();
+            synchronized (A) { sleep(); synchronized (B) { System.out.println(\"never\"); } }
+        }
+        static void sleep() { try { Thread.sleep(50); } catch (InterruptedException e) {} } }";
+    let d = compile(&[("Dead.java", src)]);
+    let o = run_in(&classes(&d), "Dead", &["--max-seconds", "20"]);
+    assert_vm_error(&o, "deadlock: ");
+    let err = stderr(&o);
+    assert!(err.contains("thread \"main\" waits to lock a java.lang.Object held by \"second\""), "{err}");
+    assert!(err.contains("thread \"second\" waits to lock a java.lang.Object held by \"main\""), "{err}");
+}

@@ -7,10 +7,8 @@
 use super::class::ClassId;
 use super::heap::Ref;
 use super::loader::LoadError;
+use super::threads::Finished;
 use super::{Fault, JThread, Outcome, Tracker, Vm, VmError, VmResult};
-
-/// java.lang.Thread.State RUNNABLE as HotSpot encodes it in `threadStatus`.
-const THREAD_STATUS_RUNNABLE: u64 = 0x0004 | 0x0001;
 
 impl<T: Tracker> Vm<T> {
     fn boot_class(&mut self, name: &str) -> Result<ClassId, VmError> {
@@ -26,6 +24,7 @@ impl<T: Tracker> Vm<T> {
             Fault::Fatal(e) => e,
             Fault::Exception(e) => VmError::Boot(format!("{step} threw {}", self.describe_exception(e))),
             Fault::Exit(s) => VmError::Boot(format!("{step} exited with status {s}")),
+            Fault::Yield => VmError::Internal(format!("{step} tried to switch threads during start-up")),
         }
     }
 
@@ -78,9 +77,10 @@ impl<T: Tracker> Vm<T> {
         // The main thread object must exist before any constructor asks for currentThread().
         let thread = self.alloc_instance(thread_class);
         t.obj = thread;
+        self.add_thread(thread, false, None, super::threads::State::Runnable);
         self.set_named(thread, "priority", 5);
         if let Some(s) = self.field_slot(thread_class, "threadStatus") {
-            self.set_field(thread, s, THREAD_STATUS_RUNNABLE);
+            self.set_field(thread, s, super::threads::STATUS_RUNNABLE);
         }
         let system_group = self.alloc_instance(group_class);
         self.extra_roots.push(system_group);
@@ -154,9 +154,10 @@ impl<T: Tracker> Vm<T> {
         Ok(())
     }
 
-    /// Loads `main_class`, runs `main(args)`, then the JDK's shutdown sequence, as the `java`
-    /// launcher does. An uncaught exception is printed by the thread's uncaught-exception
-    /// handler (HotSpot's format) and gives status 1.
+    /// Loads `main_class`, runs `main(args)` under the thread scheduler, waits for the other
+    /// non-daemon threads, then runs the JDK's shutdown sequence, as the `java` launcher does. An
+    /// uncaught exception is printed by the thread's uncaught-exception handler (HotSpot's format)
+    /// and gives status 1.
     pub fn run_main(&mut self, t: &mut JThread, main_class: &str, args: &[String]) -> Outcome {
         let internal = main_class.replace('.', "/");
         let class = match self.load_class(&internal) {
@@ -168,34 +169,73 @@ impl<T: Tracker> Vm<T> {
             Some(m) if self.methods[m as usize].is_static() => m,
             _ => return Outcome::Stopped(VmError::NoMainMethod(main_class.to_string())),
         };
-        let result = self.run_main_method(t, class, main, args);
-        let outcome = match result {
-            Ok(()) => Outcome::Exited(0),
-            Err(Fault::Exit(s)) => return self.finish(Outcome::Exited(s)),
-            Err(Fault::Fatal(e)) => {
+        // The main thread moves into its slot for the scheduler, and back at the end.
+        self.threads[0].thread = Some(std::mem::take(t));
+        self.scheduling = true;
+        let outcome = self.run_main_thread(class, main, args);
+        self.scheduling = false;
+        if let Some(main_thread) = self.threads[0].thread.take() {
+            *t = main_thread;
+        }
+        self.finish(outcome)
+    }
+
+    fn run_main_thread(&mut self, class: ClassId, main: u32, args: &[String]) -> Outcome {
+        let stopped = |vm: &Self, f: Fault| match f {
+            Fault::Exit(s) => Outcome::Exited(s),
+            Fault::Fatal(e) => {
                 if std::env::var_os("BLOATLENS_DEBUG").is_some() {
-                    eprintln!("{}", self.last_fatal_stack);
+                    eprintln!("{}", vm.last_fatal_stack);
                 }
-                return self.finish(Outcome::Stopped(e));
+                Outcome::Stopped(e)
             }
-            Err(Fault::Exception(e)) => {
+            Fault::Exception(e) => Outcome::UncaughtException(vm.describe_exception(e)),
+            Fault::Yield => Outcome::Stopped(VmError::Internal("a yield escaped the scheduler".into())),
+        };
+        let arr = {
+            let mut main_thread = self.threads[0].thread.take().expect("main thread");
+            self.nesting += 1;
+            let prepared = self.initialize(&mut main_thread, class).and_then(|_| {
+                let items: Vec<Option<String>> = args.iter().cloned().map(Some).collect();
+                self.new_string_array(&items)
+            });
+            self.nesting -= 1;
+            self.threads[0].thread = Some(main_thread);
+            match prepared {
+                Ok(arr) => arr,
+                Err(Fault::Exception(e)) => {
+                    let line = self.describe_exception(e);
+                    let _ = self.report_uncaught(e);
+                    return Outcome::UncaughtException(line);
+                }
+                Err(f) => return stopped(self, f),
+            }
+        };
+        let mut outcome = match self.run_scheduled(0, main, &[arr as u64]) {
+            Ok(Finished::Returned(_)) => Outcome::Exited(0),
+            Ok(Finished::Threw(e)) => {
                 let line = self.describe_exception(e);
-                self.report_uncaught(t, e);
+                if let Err(f) = self.report_uncaught(e) {
+                    return stopped(self, f);
+                }
                 Outcome::UncaughtException(line)
             }
+            Err(f) => return stopped(self, f),
         };
-        // Shutdown hooks run as on HotSpot's DestroyJavaVM.
-        let status = match &outcome {
-            Outcome::UncaughtException(_) => 1,
-            _ => 0,
-        };
-        match self.boot_call(t, "java/lang/Shutdown", "shutdown", "()V", &[]) {
-            Ok(_) => {}
-            Err(VmError::Boot(_)) => {}
-            Err(e) => return self.finish(Outcome::Stopped(e)),
+        // As DestroyJavaVM: wait for the other non-daemon threads, then run the shutdown hooks.
+        if let Err(f) = self.await_non_daemon_threads(0) {
+            return stopped(self, f);
         }
-        let _ = status;
-        self.finish(outcome)
+        if let Some(shutdown) =
+            self.lookup_class("java/lang/Shutdown").and_then(|c| self.find_method(c, "shutdown", "()V"))
+        {
+            match self.run_scheduled(0, shutdown, &[]) {
+                Ok(_) => {}
+                Err(Fault::Exit(s)) => outcome = Outcome::Exited(s),
+                Err(f) => return stopped(self, f),
+            }
+        }
+        outcome
     }
 
     fn finish(&mut self, o: Outcome) -> Outcome {
@@ -203,26 +243,27 @@ impl<T: Tracker> Vm<T> {
         o
     }
 
-    fn run_main_method(&mut self, t: &mut JThread, class: ClassId, main: u32, args: &[String]) -> VmResult<()> {
-        self.initialize(t, class)?;
-        let items: Vec<Option<String>> = args.iter().cloned().map(Some).collect();
-        let arr = self.new_string_array(&items)?;
-        self.invoke(t, main, &[arr as u64])?;
-        Ok(())
-    }
-
     /// `Thread.dispatchUncaughtException`, which prints `Exception in thread "main" …` and the trace.
-    fn report_uncaught(&mut self, t: &mut JThread, e: Ref) {
-        t.frames.clear();
-        let thread = t.obj;
-        let printed = self
+    fn report_uncaught(&mut self, e: Ref) -> VmResult<()> {
+        let thread = self.threads[0].obj;
+        let dispatch = self
             .lookup_class("java/lang/Thread")
-            .and_then(|c| self.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V"))
-            .map(|m| self.invoke(t, m, &[thread as u64, e as u64]));
-        if !matches!(printed, Some(Ok(_))) {
+            .and_then(|c| self.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V"));
+        let printed = match dispatch {
+            Some(m) => match self.run_scheduled(0, m, &[thread as u64, e as u64]) {
+                Ok(Finished::Returned(_)) => true,
+                Ok(Finished::Threw(_)) => false,
+                Err(Fault::Fatal(err)) => return Err(Fault::Fatal(err)),
+                Err(Fault::Exit(s)) => return Err(Fault::Exit(s)),
+                Err(_) => false,
+            },
+            None => false,
+        };
+        if !printed {
             let line = format!("Exception in thread \"main\" {}\n", self.describe_exception(e));
             self.write_output(2, line.as_bytes());
         }
+        Ok(())
     }
 
     /// The program's heap objects of a class, for tests and tools.

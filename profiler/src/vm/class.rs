@@ -148,6 +148,9 @@ pub struct Class {
     pub init: Cell<InitState>,
     /// Resolved class references of the constant pool, by index (0 = not yet).
     pub class_refs: Vec<Cell<ClassId>>,
+    /// Made by the VM (lambda proxies, linked call sites): left out of stack traces, as HotSpot
+    /// hides its own spun classes.
+    pub hidden: bool,
 }
 
 impl Class {
@@ -196,6 +199,10 @@ impl Method {
     }
     pub fn is_synchronized(&self) -> bool {
         self.access & access::SYNCHRONIZED != 0
+    }
+    /// Calls to it go through `enter_slow` (native, abstract or synchronized).
+    pub fn slow_entry(&self) -> bool {
+        self.access & (access::NATIVE | access::ABSTRACT | access::SYNCHRONIZED) != 0
     }
     pub fn line_of(&self, bci: u16) -> Option<u16> {
         self.raw.as_ref().and_then(|c| c.line_of(bci))

@@ -100,6 +100,10 @@ impl<T: Tracker> Vm<T> {
             return Err(Fault::Fatal(VmError::TimeBudget(elapsed)));
         }
         self.next_check = (self.instructions + (1 << 20)).min(limits.max_instructions);
+        if self.instructions >= self.switch_at {
+            self.maybe_switch()?;
+        }
+        self.next_check = self.next_check.min(self.switch_at);
         Ok(())
     }
 
@@ -127,6 +131,7 @@ impl<T: Tracker> Vm<T> {
             }
         }
         let trace: Vec<i64> = frames
+            .filter(|f| !self.classes[self.methods[f.method as usize].class as usize].hidden)
             .map(|f| {
                 let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
                 ((f.method as i64) << 32) | bci as i64

@@ -12,13 +12,48 @@ use std::rc::Rc;
 impl<T: Tracker> Vm<T> {
     pub fn collect_garbage(&mut self, t: &mut JThread) -> VmResult<()> {
         let mut roots: Vec<Ref> = Vec::with_capacity(4096);
-        for i in 0..t.frames.len() {
-            let (method, pc, locals, sp, max_locals) = {
-                let f = &t.frames[i];
-                (f.method, f.pc, f.locals as usize, f.sp as usize, f.code.max_locals as usize)
-            };
-            let bci = t.frames[i].code.bci.get(pc.saturating_sub(1) as usize).copied().unwrap_or(0);
-            let maps = self.ref_maps(method);
+        self.thread_roots(t, &mut roots);
+        for i in 0..self.threads.len() {
+            if let Some(other) = self.threads[i].thread.take() {
+                self.thread_roots(&other, &mut roots);
+                self.threads[i].thread = Some(other);
+            }
+            roots.push(self.threads[i].obj);
+            if let super::threads::State::Waiting { obj, .. } | super::threads::State::Blocked(obj) =
+                self.threads[i].state
+            {
+                roots.push(obj);
+            }
+        }
+        roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
+        roots.extend(self.classes.iter().map(|c| c.mirror.get()));
+        roots.extend(self.interned.values().copied());
+        roots.extend(self.pinned.iter().copied());
+        roots.extend(self.extra_roots.iter().copied());
+        roots.retain(|&r| self.heap.is_live(r));
+        let classes = &self.classes;
+        let tracker = &mut self.tracker;
+        self.heap.collect(roots, &|c| &classes[c as usize].ref_slots, |r, obj| {
+            tracker.on_free(r, obj.class, obj.data.size_bytes());
+        });
+        // Grow the interval with the live heap, so collection work stays proportional to allocation.
+        self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
+        self.tracker.on_gc(self.heap.collections, self.heap.allocated_bytes);
+        Ok(())
+    }
+}
+
+impl<T: Tracker> Vm<T> {
+    /// The references a thread's frames hold (typed by reference maps), its object and monitors.
+    fn thread_roots(&mut self, t: &JThread, roots: &mut Vec<Ref>) {
+        roots.push(t.obj);
+        roots.push(t.pending_exception);
+        roots.extend(t.held.iter().copied());
+        for f in &t.frames {
+            let (locals, sp, max_locals) = (f.locals as usize, f.sp as usize, f.code.max_locals as usize);
+            roots.push(f.monitor);
+            let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
+            let maps = self.ref_maps(f.method);
             let depth = sp.saturating_sub(locals + max_locals);
             match maps.roots(bci, depth) {
                 Some((local_bits, stack_bits)) => {
@@ -43,26 +78,8 @@ impl<T: Tracker> Vm<T> {
                 }
             }
         }
-        roots.push(t.obj);
-        roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
-        roots.extend(self.classes.iter().map(|c| c.mirror.get()));
-        roots.extend(self.interned.values().copied());
-        roots.extend(self.pinned.iter().copied());
-        roots.extend(self.extra_roots.iter().copied());
-        roots.retain(|&r| self.heap.is_live(r));
-        let classes = &self.classes;
-        let tracker = &mut self.tracker;
-        self.heap.collect(roots, &|c| &classes[c as usize].ref_slots, |r, obj| {
-            tracker.on_free(r, obj.class, obj.data.size_bytes());
-        });
-        // Grow the interval with the live heap, so collection work stays proportional to allocation.
-        self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
-        self.tracker.on_gc(self.heap.collections, self.heap.allocated_bytes);
-        Ok(())
     }
-}
 
-impl<T: Tracker> Vm<T> {
     /// The reference maps of a method, computed on first need.
     fn ref_maps(&mut self, m: MethodId) -> Rc<RefMaps> {
         if let Some(maps) = self.ref_maps.get(&m) {

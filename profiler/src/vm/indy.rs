@@ -236,6 +236,7 @@ impl<T: Tracker> Vm<T> {
             }
             Err(super::loader::LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
         };
+        self.classes[class as usize].hidden = true;
         self.initialize(t, class)?;
         let entry = self
             .find_declared_method(class, SITE_METHOD, &desc)

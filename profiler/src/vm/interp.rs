@@ -41,7 +41,7 @@ impl<T: Tracker> Vm<T> {
     /// Calls `m` with `args` (already in slot form) from Rust and runs it to completion.
     pub fn invoke(&mut self, t: &mut JThread, m: MethodId, args: &[u64]) -> VmResult<u64> {
         let start = t.top_sp();
-        if start + args.len() >= t.stack.len() {
+        if !t.ensure_capacity(start + args.len() + 1) {
             return Err(self.stack_overflow(t));
         }
         t.stack[start..start + args.len()].copy_from_slice(args);
@@ -93,11 +93,11 @@ impl<T: Tracker> Vm<T> {
     #[inline]
     pub(super) fn push_frame(&mut self, t: &mut JThread, m: MethodId, code: Rc<Code>, locals: usize) -> VmResult<()> {
         let end = locals + code.max_locals as usize + code.max_stack as usize;
-        if t.frames.len() >= self.depth_limit() || end >= t.stack.len() {
+        if t.frames.len() >= self.depth_limit() || !t.ensure_capacity(end + 1) {
             return Err(self.stack_overflow(t));
         }
         let sp = (locals + code.max_locals as usize) as u32;
-        t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp });
+        t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
         Ok(())
     }
 
@@ -210,728 +210,778 @@ impl<T: Tracker> Vm<T> {
         }
 
         'outer: loop {
-            // The inner loop runs ops until one throws; it yields the exception object.
-            let exception: Ref = 'inner: loop {
-                macro_rules! fault {
-                    ($f:expr) => {{
-                        let f: Fault = $f;
-                        match f {
-                            Fault::Exception(e) => break 'inner e,
-                            other => {
-                                flush_count!();
-                                if self.last_fatal_stack.is_empty() {
-                                    self.last_fatal_stack = self.java_stack(t);
+            // The inner loop runs ops until one throws; it yields the exception object. A thread
+            // resumed with a pending exception (interrupted in wait/sleep) throws it at once.
+            let pending = std::mem::take(&mut t.pending_exception);
+            let exception: Ref = if pending != 0 {
+                pending
+            } else {
+                'inner: loop {
+                    macro_rules! fault {
+                        ($f:expr) => {{
+                            let f: Fault = $f;
+                            match f {
+                                Fault::Exception(e) => break 'inner e,
+                                // The scheduler resumes this thread from its synced frames.
+                                Fault::Yield => {
+                                    flush_count!();
+                                    return Err(Fault::Yield);
                                 }
-                                t.frames.truncate(base);
-                                return Err(other);
+                                other => {
+                                    flush_count!();
+                                    if self.last_fatal_stack.is_empty() {
+                                        self.last_fatal_stack = self.java_stack(t);
+                                    }
+                                    t.frames.truncate(base);
+                                    return Err(other);
+                                }
                             }
-                        }
-                    }};
-                }
-                macro_rules! throw {
-                    ($make:expr) => {{
-                        sync!();
-                        fault!($make)
-                    }};
-                }
-                macro_rules! tri {
-                    ($e:expr) => {
-                        match $e {
-                            Ok(v) => v,
-                            Err(f) => fault!(f),
-                        }
-                    };
-                }
-                macro_rules! null_check {
-                    ($r:expr) => {
-                        if $r == 0 {
-                            throw!(self.throw_npe(t))
-                        }
-                    };
-                }
-                macro_rules! branch {
-                    ($cond:expr, $target:expr) => {{
-                        self.tracker.on_predicate(site!());
-                        if $cond {
-                            let target = $target as usize;
-                            if target < pc {
-                                // Backward branch: the budget check point.
-                                if self.instructions + executed >= self.next_check {
+                        }};
+                    }
+                    macro_rules! throw {
+                        ($make:expr) => {{
+                            sync!();
+                            fault!($make)
+                        }};
+                    }
+                    macro_rules! tri {
+                        ($e:expr) => {
+                            match $e {
+                                Ok(v) => v,
+                                Err(f) => fault!(f),
+                            }
+                        };
+                    }
+                    macro_rules! null_check {
+                        ($r:expr) => {
+                            if $r == 0 {
+                                throw!(self.throw_npe(t))
+                            }
+                        };
+                    }
+                    macro_rules! branch {
+                        ($cond:expr, $target:expr) => {{
+                            self.tracker.on_predicate(site!());
+                            if $cond {
+                                let target = $target as usize;
+                                let backward = target < pc;
+                                pc = target;
+                                // Backward branches are where budgets are checked and threads switch.
+                                if backward && self.instructions + executed >= self.next_check {
                                     sync!();
                                     tri!(self.check_budgets());
                                 }
                             }
-                            pc = target;
-                        }
-                    }};
-                }
-                macro_rules! array_load {
-                    ($variant:ident, $push:ident, $conv:expr) => {{
-                        let i = pop_i!();
-                        let a = pop_r!();
-                        null_check!(a);
-                        match &self.heap.get(a).data {
-                            ObjData::$variant(v) => match v.get(i as u32 as usize) {
-                                Some(&x) => {
-                                    self.tracker.on_array_load(site!(), a, i as usize);
-                                    $push!($conv(x))
-                                }
-                                None => {
-                                    let len = v.len();
-                                    throw!(self.throw_index(t, i, len))
-                                }
-                            },
-                            _ => throw!(Fault::Fatal(VmError::Internal("array load on a non-matching array".into()))),
-                        }
-                    }};
-                }
-                macro_rules! array_store {
-                    ($variant:ident, $pop:ident, $conv:expr) => {{
-                        let x = $pop!();
-                        let i = pop_i!();
-                        let a = pop_r!();
-                        null_check!(a);
-                        match &mut self.heap.get_mut(a).data {
-                            ObjData::$variant(v) => match v.get_mut(i as u32 as usize) {
-                                Some(slot) => {
-                                    *slot = $conv(x);
-                                    self.tracker.on_array_store(site!(), a, i as usize);
-                                }
-                                None => {
-                                    let len = v.len();
-                                    throw!(self.throw_index(t, i, len))
-                                }
-                            },
-                            _ => throw!(Fault::Fatal(VmError::Internal("array store on a non-matching array".into()))),
-                        }
-                    }};
-                }
-                macro_rules! arith {
-                    ($pop:ident, $push:ident, |$a:ident, $b:ident| $e:expr) => {{
-                        let $b = $pop!();
-                        let $a = $pop!();
-                        self.tracker.on_compute(site!());
-                        $push!($e)
-                    }};
-                }
-                macro_rules! invoke {
-                    ($callee:expr, $args:expr) => {{
-                        let callee: MethodId = $callee;
-                        let args = $args as usize;
-                        self.tracker.on_call(site!(), callee);
-                        let decoded = match self.methods[callee as usize].code.get() {
-                            Some(c) if !self.methods[callee as usize].is_native() => Some(c.clone()),
-                            _ => None,
-                        };
-                        let callee_code = match decoded {
-                            Some(c) => c,
-                            None => {
-                                sync!();
-                                match tri!(self.enter_slow(t, callee, sp - args, args)) {
-                                    Some(c) => c,
-                                    None => {
-                                        // A native ran and left its result on the stack.
-                                        sp = t.frames.last().expect("a frame").sp as usize;
-                                        continue 'inner;
-                                    }
-                                }
-                            }
-                        };
-                        let f = t.frames.last_mut().expect("a frame");
-                        f.pc = pc as u32;
-                        f.sp = (sp - args) as u32;
-                        tri!(self.push_frame(t, callee, callee_code, sp - args));
-                        reload!();
-                    }};
-                }
-
-                let mut op = code.ops[pc].get();
-                pc += 1;
-                executed += 1;
-                'dispatch: loop {
-                    match op {
-                        Op::Nop => {}
-                        Op::AconstNull => push!(0),
-                        Op::Iconst(v) => push_i!(v),
-                        Op::Lconst(v) => push_l!(v),
-                        Op::Fconst(v) => push_f!(v),
-                        Op::Dconst(v) => push_d!(v),
-                        Op::LdcRef(r) => push!(r as u64),
-                        Op::Load(n) => {
-                            self.tracker.on_local_load(site!(), n);
-                            push!(t.stack[lp + n as usize])
-                        }
-                        Op::Load2(n) => {
-                            self.tracker.on_local_load(site!(), n);
-                            t.stack[sp] = t.stack[lp + n as usize];
-                            sp += 2;
-                        }
-                        Op::Store(n) => {
-                            sp -= 1;
-                            t.stack[lp + n as usize] = t.stack[sp];
-                            self.tracker.on_local_store(site!(), n);
-                        }
-                        Op::Store2(n) => {
-                            sp -= 2;
-                            t.stack[lp + n as usize] = t.stack[sp];
-                            self.tracker.on_local_store(site!(), n);
-                        }
-                        Op::Iinc(n, d) => {
-                            let s = &mut t.stack[lp + n as usize];
-                            *s = (*s as i32).wrapping_add(d) as u32 as u64;
-                            self.tracker.on_compute(site!());
-                        }
-
-                        // Superinstructions: the same effects and hooks as the ops they stand for.
-                        Op::LoadLoad(a, b) => {
-                            self.tracker.on_local_load(site!(), a);
-                            self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
-                            t.stack[sp] = t.stack[lp + a as usize];
-                            t.stack[sp + 1] = t.stack[lp + b as usize];
-                            sp += 2;
-                            pc += 1;
-                        }
-                        Op::LoadConst(a, c) => {
-                            self.tracker.on_local_load(site!(), a);
-                            t.stack[sp] = t.stack[lp + a as usize];
-                            t.stack[sp + 1] = c as u32 as u64;
-                            sp += 2;
-                            pc += 1;
-                        }
-                        Op::IfCmpLocals { a, b, cond, target } => {
-                            self.tracker.on_local_load(site!(), a);
-                            self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
-                            let (x, y) = (t.stack[lp + a as usize] as i32, t.stack[lp + b as usize] as i32);
-                            pc += 2;
-                            branch!(Cond::holds(cond, x, y), target)
-                        }
-                        Op::IfCmpConst { a, cond, c, target } => {
-                            self.tracker.on_local_load(site!(), a);
-                            let x = t.stack[lp + a as usize] as i32;
-                            pc += 2;
-                            branch!(Cond::holds(cond, x, c), target)
-                        }
-                        Op::IincGoto { local, delta, target } => {
-                            let s = &mut t.stack[lp + local as usize];
-                            *s = (*s as i32).wrapping_add(delta as i32) as u32 as u64;
-                            self.tracker.on_compute(site!());
-                            pc += 1;
-                            branch!(true, target)
-                        }
-                        Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
-                            self.tracker.on_local_load(site!(), local);
-                            let o = t.stack[lp + local as usize] as Ref;
-                            pc += 1;
-                            null_check!(o);
-                            let v = match &self.heap.get(o).data {
-                                ObjData::Fields(f) => f[slot as usize],
-                                _ => 0,
-                            };
-                            self.tracker.on_field_load(site!(), o, slot);
-                            if let Op::LoadGetField { .. } = op {
-                                push!(v)
-                            } else {
-                                push_l!(v)
-                            }
-                        }
-                        Op::Iaload => array_load!(Ints, push_i, |x: i32| x),
-                        Op::Laload => array_load!(Longs, push_l, |x: i64| x),
-                        Op::Faload => array_load!(Floats, push_f, |x: f32| x),
-                        Op::Daload => array_load!(Doubles, push_d, |x: f64| x),
-                        Op::Aaload => array_load!(Refs, push, |x: Ref| x as u64),
-                        Op::Baload => array_load!(Bytes, push_i, |x: i8| x as i32),
-                        Op::Caload => array_load!(Chars, push_i, |x: u16| x as i32),
-                        Op::Saload => array_load!(Shorts, push_i, |x: i16| x as i32),
-                        Op::Iastore => array_store!(Ints, pop_i, |x: i32| x),
-                        Op::Lastore => array_store!(Longs, pop_l, |x: i64| x),
-                        Op::Fastore => array_store!(Floats, pop_f, |x: f32| x),
-                        Op::Dastore => array_store!(Doubles, pop_d, |x: f64| x),
-                        Op::Bastore => {
-                            // Boolean arrays keep only the low bit (JVMS §6.5.bastore).
-                            let a = t.stack[sp - 3] as Ref;
-                            let is_bool = a != 0
-                                && matches!(
-                                    self.classes[self.heap.get(a).class as usize].kind,
-                                    ClassKind::Array { elem: Elem::Boolean, .. }
-                                );
-                            if is_bool {
-                                array_store!(Bytes, pop_i, |x: i32| (x & 1) as i8)
-                            } else {
-                                array_store!(Bytes, pop_i, |x: i32| x as i8)
-                            }
-                        }
-                        Op::Castore => array_store!(Chars, pop_i, |x: i32| x as u16),
-                        Op::Sastore => array_store!(Shorts, pop_i, |x: i32| x as i16),
-                        Op::Aastore => {
-                            let v = t.stack[sp - 1] as Ref;
-                            let a = t.stack[sp - 3] as Ref;
-                            if v != 0 && a != 0 {
-                                let ac = self.heap.get(a).class;
-                                let vc = self.heap.get(v).class;
-                                if let ClassKind::Array { component, .. } = self.classes[ac as usize].kind {
-                                    if !self.is_subtype(vc, component) {
-                                        let name = self.classes[vc as usize].java_name();
-                                        throw!(self.throw_new(t, "java/lang/ArrayStoreException", Some(&name)))
-                                    }
-                                }
-                            }
-                            array_store!(Refs, pop_r, |x: Ref| x)
-                        }
-
-                        Op::Pop => sp -= 1,
-                        Op::Pop2 => sp -= 2,
-                        Op::Dup => {
-                            t.stack[sp] = t.stack[sp - 1];
-                            sp += 1;
-                        }
-                        Op::DupX1 => {
-                            let (v1, v2) = (t.stack[sp - 1], t.stack[sp - 2]);
-                            t.stack[sp - 2] = v1;
-                            t.stack[sp - 1] = v2;
-                            t.stack[sp] = v1;
-                            sp += 1;
-                        }
-                        Op::DupX2 => {
-                            let (v1, v2, v3) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3]);
-                            t.stack[sp - 3] = v1;
-                            t.stack[sp - 2] = v3;
-                            t.stack[sp - 1] = v2;
-                            t.stack[sp] = v1;
-                            sp += 1;
-                        }
-                        Op::Dup2 => {
-                            t.stack[sp] = t.stack[sp - 2];
-                            t.stack[sp + 1] = t.stack[sp - 1];
-                            sp += 2;
-                        }
-                        Op::Dup2X1 => {
-                            let (v1, v2, v3) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3]);
-                            t.stack[sp - 3] = v2;
-                            t.stack[sp - 2] = v1;
-                            t.stack[sp - 1] = v3;
-                            t.stack[sp] = v2;
-                            t.stack[sp + 1] = v1;
-                            sp += 2;
-                        }
-                        Op::Dup2X2 => {
-                            let (v1, v2, v3, v4) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3], t.stack[sp - 4]);
-                            t.stack[sp - 4] = v2;
-                            t.stack[sp - 3] = v1;
-                            t.stack[sp - 2] = v4;
-                            t.stack[sp - 1] = v3;
-                            t.stack[sp] = v2;
-                            t.stack[sp + 1] = v1;
-                            sp += 2;
-                        }
-                        Op::Swap => t.stack.swap(sp - 1, sp - 2),
-
-                        Op::Iadd => arith!(pop_i, push_i, |a, b| a.wrapping_add(b)),
-                        Op::Ladd => arith!(pop_l, push_l, |a, b| a.wrapping_add(b)),
-                        Op::Fadd => arith!(pop_f, push_f, |a, b| a + b),
-                        Op::Dadd => arith!(pop_d, push_d, |a, b| a + b),
-                        Op::Isub => arith!(pop_i, push_i, |a, b| a.wrapping_sub(b)),
-                        Op::Lsub => arith!(pop_l, push_l, |a, b| a.wrapping_sub(b)),
-                        Op::Fsub => arith!(pop_f, push_f, |a, b| a - b),
-                        Op::Dsub => arith!(pop_d, push_d, |a, b| a - b),
-                        Op::Imul => arith!(pop_i, push_i, |a, b| a.wrapping_mul(b)),
-                        Op::Lmul => arith!(pop_l, push_l, |a, b| a.wrapping_mul(b)),
-                        Op::Fmul => arith!(pop_f, push_f, |a, b| a * b),
-                        Op::Dmul => arith!(pop_d, push_d, |a, b| a * b),
-                        Op::Idiv | Op::Irem => {
-                            let b = pop_i!();
-                            let a = pop_i!();
-                            if b == 0 {
-                                throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
-                            }
-                            self.tracker.on_compute(site!());
-                            push_i!(if op == Op::Idiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
-                        }
-                        Op::Ldiv | Op::Lrem => {
-                            let b = pop_l!();
-                            let a = pop_l!();
-                            if b == 0 {
-                                throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
-                            }
-                            self.tracker.on_compute(site!());
-                            push_l!(if op == Op::Ldiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
-                        }
-                        Op::Fdiv => arith!(pop_f, push_f, |a, b| a / b),
-                        Op::Ddiv => arith!(pop_d, push_d, |a, b| a / b),
-                        Op::Frem => arith!(pop_f, push_f, |a, b| a % b),
-                        Op::Drem => arith!(pop_d, push_d, |a, b| a % b),
-                        Op::Ineg => {
-                            let a = pop_i!();
-                            push_i!(a.wrapping_neg())
-                        }
-                        Op::Lneg => {
-                            let a = pop_l!();
-                            push_l!(a.wrapping_neg())
-                        }
-                        Op::Fneg => {
-                            let a = pop_f!();
-                            push_f!(-a)
-                        }
-                        Op::Dneg => {
-                            let a = pop_d!();
-                            push_d!(-a)
-                        }
-                        Op::Ishl => arith!(pop_i, push_i, |a, b| a.wrapping_shl(b as u32 & 31)),
-                        Op::Ishr => arith!(pop_i, push_i, |a, b| a.wrapping_shr(b as u32 & 31)),
-                        Op::Iushr => {
-                            arith!(pop_i, push_i, |a, b| ((a as u32) >> (b as u32 & 31)) as i32)
-                        }
-                        Op::Lshl | Op::Lshr | Op::Lushr => {
-                            let b = pop_i!() as u32 & 63;
-                            let a = pop_l!();
-                            self.tracker.on_compute(site!());
-                            push_l!(match op {
-                                Op::Lshl => a << b,
-                                Op::Lshr => a >> b,
-                                _ => ((a as u64) >> b) as i64,
-                            })
-                        }
-                        Op::Iand => arith!(pop_i, push_i, |a, b| a & b),
-                        Op::Land => arith!(pop_l, push_l, |a, b| a & b),
-                        Op::Ior => arith!(pop_i, push_i, |a, b| a | b),
-                        Op::Lor => arith!(pop_l, push_l, |a, b| a | b),
-                        Op::Ixor => arith!(pop_i, push_i, |a, b| a ^ b),
-                        Op::Lxor => arith!(pop_l, push_l, |a, b| a ^ b),
-
-                        Op::I2l => {
-                            let a = pop_i!();
-                            push_l!(a as i64)
-                        }
-                        Op::I2f => {
-                            let a = pop_i!();
-                            push_f!(a as f32)
-                        }
-                        Op::I2d => {
-                            let a = pop_i!();
-                            push_d!(a as f64)
-                        }
-                        Op::L2i => {
-                            let a = pop_l!();
-                            push_i!(a as i32)
-                        }
-                        Op::L2f => {
-                            let a = pop_l!();
-                            push_f!(a as f32)
-                        }
-                        Op::L2d => {
-                            let a = pop_l!();
-                            push_d!(a as f64)
-                        }
-                        Op::F2i => {
-                            let a = pop_f!();
-                            push_i!(f2i(a as f64))
-                        }
-                        Op::F2l => {
-                            let a = pop_f!();
-                            push_l!(f2l(a as f64))
-                        }
-                        Op::F2d => {
-                            let a = pop_f!();
-                            push_d!(a as f64)
-                        }
-                        Op::D2i => {
-                            let a = pop_d!();
-                            push_i!(f2i(a))
-                        }
-                        Op::D2l => {
-                            let a = pop_d!();
-                            push_l!(f2l(a))
-                        }
-                        Op::D2f => {
-                            let a = pop_d!();
-                            push_f!(a as f32)
-                        }
-                        Op::I2b => {
-                            let a = pop_i!();
-                            push_i!(a as i8 as i32)
-                        }
-                        Op::I2c => {
-                            let a = pop_i!();
-                            push_i!(a as u16 as i32)
-                        }
-                        Op::I2s => {
-                            let a = pop_i!();
-                            push_i!(a as i16 as i32)
-                        }
-                        Op::Lcmp => {
-                            let b = pop_l!();
-                            let a = pop_l!();
-                            push_i!(a.cmp(&b) as i32)
-                        }
-                        Op::Fcmpl | Op::Fcmpg => {
-                            let b = pop_f!();
-                            let a = pop_f!();
-                            push_i!(fcmp(a as f64, b as f64, if op == Op::Fcmpl { -1 } else { 1 }))
-                        }
-                        Op::Dcmpl | Op::Dcmpg => {
-                            let b = pop_d!();
-                            let a = pop_d!();
-                            push_i!(fcmp(a, b, if op == Op::Dcmpl { -1 } else { 1 }))
-                        }
-
-                        Op::Ifeq(tg) => branch!(pop_i!() == 0, tg),
-                        Op::Ifne(tg) => branch!(pop_i!() != 0, tg),
-                        Op::Iflt(tg) => branch!(pop_i!() < 0, tg),
-                        Op::Ifge(tg) => branch!(pop_i!() >= 0, tg),
-                        Op::Ifgt(tg) => branch!(pop_i!() > 0, tg),
-                        Op::Ifle(tg) => branch!(pop_i!() <= 0, tg),
-                        Op::IfIcmpeq(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() == b, tg)
-                        }
-                        Op::IfIcmpne(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() != b, tg)
-                        }
-                        Op::IfIcmplt(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() < b, tg)
-                        }
-                        Op::IfIcmpge(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() >= b, tg)
-                        }
-                        Op::IfIcmpgt(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() > b, tg)
-                        }
-                        Op::IfIcmple(tg) => {
-                            let b = pop_i!();
-                            branch!(pop_i!() <= b, tg)
-                        }
-                        Op::IfAcmpeq(tg) => {
-                            let b = pop_r!();
-                            branch!(pop_r!() == b, tg)
-                        }
-                        Op::IfAcmpne(tg) => {
-                            let b = pop_r!();
-                            branch!(pop_r!() != b, tg)
-                        }
-                        Op::IfNull(tg) => branch!(pop_r!() == 0, tg),
-                        Op::IfNonNull(tg) => branch!(pop_r!() != 0, tg),
-                        Op::Goto(tg) => branch!(true, tg),
-                        Op::TableSwitch(i) => {
-                            let key = pop_i!();
-                            let ts = &code.table_switches[i as usize];
-                            let idx = (key as i64) - (ts.low as i64);
-                            let target = if idx >= 0 && (idx as usize) < ts.targets.len() {
-                                ts.targets[idx as usize]
-                            } else {
-                                ts.default
-                            };
-                            branch!(true, target)
-                        }
-                        Op::LookupSwitch(i) => {
-                            let key = pop_i!();
-                            let ls = &code.lookup_switches[i as usize];
-                            let target = match ls.pairs.binary_search_by_key(&key, |p| p.0) {
-                                Ok(j) => ls.pairs[j].1,
-                                Err(_) => ls.default,
-                            };
-                            branch!(true, target)
-                        }
-
-                        Op::Ireturn | Op::Lreturn | Op::Return => {
-                            let (v, slots) = match op {
-                                Op::Ireturn => (t.stack[sp - 1], 1),
-                                Op::Lreturn => (t.stack[sp - 2], 2),
-                                _ => (0, 0),
-                            };
-                            self.tracker.on_return(mid);
-                            let done = t.frames.pop().expect("a frame");
-                            if t.frames.len() == base {
-                                flush_count!();
-                                return Ok(v);
-                            }
-                            reload_but_sp!();
-                            let dest = done.locals as usize;
-                            t.stack[dest] = v;
-                            sp = dest + slots;
-                        }
-
-                        Op::GetStatic(s) => {
-                            self.tracker.on_static_load(site!(), s);
-                            push!(self.statics[s as usize])
-                        }
-                        Op::GetStatic2(s) => {
-                            self.tracker.on_static_load(site!(), s);
-                            push_l!(self.statics[s as usize])
-                        }
-                        Op::PutStatic(s) => {
-                            self.statics[s as usize] = pop!();
-                            self.tracker.on_static_store(site!(), s);
-                        }
-                        Op::PutStatic2(s) => {
-                            self.statics[s as usize] = pop_l!() as u64;
-                            self.tracker.on_static_store(site!(), s);
-                        }
-                        Op::GetField(s) | Op::GetField2(s) => {
-                            let o = pop_r!();
-                            null_check!(o);
-                            let v = match &self.heap.get(o).data {
-                                ObjData::Fields(f) => f[s as usize],
-                                _ => 0,
-                            };
-                            self.tracker.on_field_load(site!(), o, s);
-                            if let Op::GetField(_) = op {
-                                push!(v)
-                            } else {
-                                push_l!(v)
-                            }
-                        }
-                        Op::PutField(s) | Op::PutField2(s) | Op::PutFieldZ(s) => {
-                            let v = match op {
-                                Op::PutField2(_) => pop_l!() as u64,
-                                Op::PutFieldZ(_) => pop!() & 1,
-                                _ => pop!(),
-                            };
-                            let o = pop_r!();
-                            null_check!(o);
-                            if let ObjData::Fields(f) = &mut self.heap.get_mut(o).data {
-                                f[s as usize] = v;
-                            }
-                            self.tracker.on_field_store(site!(), o, s);
-                        }
-
-                        Op::InvokeDirect { method, args } => invoke!(method, args),
-                        Op::InvokeDirectNonNull { method, args } => {
-                            null_check!(t.stack[sp - args as usize] as Ref);
-                            invoke!(method, args)
-                        }
-                        Op::InvokeVirtual { vindex, args } => {
-                            let recv = t.stack[sp - args as usize] as Ref;
-                            null_check!(recv);
-                            let class = self.heap.get(recv).class;
-                            let target = self.classes[class as usize].vtable[vindex as usize];
-                            invoke!(target, args)
-                        }
-                        Op::InvokeInterface { sig, args } => {
-                            let recv = t.stack[sp - args as usize] as Ref;
-                            null_check!(recv);
-                            let class = self.heap.get(recv).class;
-                            let target = match self.classes[class as usize].dispatch.get(&sig) {
-                                Some(&m) => m,
-                                None => {
-                                    let name = self.classes[class as usize].java_name();
-                                    throw!(self.throw_new(
-                                        t,
-                                        "java/lang/IncompatibleClassChangeError",
-                                        Some(&format!("Class {name} does not implement the requested interface"))
-                                    ))
-                                }
-                            };
-                            invoke!(target, args)
-                        }
-
-                        Op::New(c) => {
-                            if self.heap.allocated_since_gc >= self.opts.gc_interval_bytes {
-                                sync!();
-                                tri!(self.make_room(t, 0));
-                            }
-                            let r = self.alloc_instance(c);
-                            self.tracker.on_alloc(site!(), r, c, self.heap.get(r).data.size_bytes());
-                            push!(r as u64)
-                        }
-                        Op::NewArray(_) | Op::ANewArray(_) => {
-                            let len = pop_i!();
-                            if len < 0 {
-                                throw!(self.throw_new(
-                                    t,
-                                    "java/lang/NegativeArraySizeException",
-                                    Some(&len.to_string())
-                                ))
-                            }
-                            sync!();
-                            let class = match op {
-                                Op::ANewArray(c) => c,
-                                Op::NewArray(atype) => tri!(self.primitive_array_class(atype)),
-                                _ => unreachable!(),
-                            };
-                            let r = tri!(self.new_array_checked(t, class, len as usize));
-                            self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
-                            push!(r as u64)
-                        }
-                        Op::MultiANewArrayCp(cp, dims) => {
-                            sync!();
-                            let class = tri!(self.resolve_class_ref(t, mid, cp));
-                            let mut counts = Vec::with_capacity(dims as usize);
-                            for _ in 0..dims {
-                                counts.push(pop_i!());
-                            }
-                            counts.reverse();
-                            if let Some(&n) = counts.iter().find(|&&n| n < 0) {
-                                throw!(self.throw_new(t, "java/lang/NegativeArraySizeException", Some(&n.to_string())))
-                            }
-                            let r = tri!(self.multi_new_array(t, class, &counts));
-                            self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
-                            push!(r as u64)
-                        }
-                        Op::ArrayLength => {
+                        }};
+                    }
+                    macro_rules! array_load {
+                        ($variant:ident, $push:ident, $conv:expr) => {{
+                            let i = pop_i!();
                             let a = pop_r!();
                             null_check!(a);
-                            push_i!(self.heap.get(a).data.array_len().unwrap_or(0) as i32)
-                        }
-                        Op::Athrow => {
-                            let e = pop_r!();
-                            null_check!(e);
-                            sync!();
-                            break 'inner e;
-                        }
-                        Op::CheckCast(c) => {
-                            let r = t.stack[sp - 1] as Ref;
-                            if r != 0 {
-                                let rc = self.heap.get(r).class;
-                                if !self.is_subtype(rc, c) {
-                                    throw!(self.throw_class_cast(t, rc, c))
+                            match &self.heap.get(a).data {
+                                ObjData::$variant(v) => match v.get(i as u32 as usize) {
+                                    Some(&x) => {
+                                        self.tracker.on_array_load(site!(), a, i as usize);
+                                        $push!($conv(x))
+                                    }
+                                    None => {
+                                        let len = v.len();
+                                        throw!(self.throw_index(t, i, len))
+                                    }
+                                },
+                                _ => {
+                                    throw!(Fault::Fatal(VmError::Internal("array load on a non-matching array".into())))
                                 }
                             }
-                        }
-                        Op::InstanceOf(c) => {
-                            let r = pop_r!();
-                            let yes = r != 0 && self.is_subtype(self.heap.get(r).class, c);
-                            push_i!(yes as i32)
-                        }
-                        Op::MonitorEnter | Op::MonitorExit => {
-                            let r = pop_r!();
-                            null_check!(r);
-                        }
-
-                        Op::Unsupported(opcode) => {
-                            sync!();
-                            fault!(Fault::Fatal(VmError::Unsupported(format!(
-                                "opcode {opcode:#04x} (jsr/ret) in {}",
-                                self.method_name(mid)
-                            ))))
-                        }
-                        // Constant-pool ops: resolve, rewrite the op in place, run the result.
-                        Op::LdcCp(_)
-                        | Op::Ldc2Cp(_)
-                        | Op::GetStaticCp(_)
-                        | Op::PutStaticCp(_)
-                        | Op::GetFieldCp(_)
-                        | Op::PutFieldCp(_)
-                        | Op::InvokeVirtualCp(_)
-                        | Op::InvokeSpecialCp(_)
-                        | Op::InvokeStaticCp(_)
-                        | Op::InvokeInterfaceCp(_)
-                        | Op::InvokeDynamicCp(_)
-                        | Op::NewCp(_)
-                        | Op::ANewArrayCp(_)
-                        | Op::CheckCastCp(_)
-                        | Op::InstanceOfCp(_) => {
-                            sync!();
-                            op = tri!(self.quicken(t, mid, &code, pc - 1, op));
-                            continue 'dispatch;
-                        }
+                        }};
                     }
-                    break 'dispatch;
+                    macro_rules! array_store {
+                        ($variant:ident, $pop:ident, $conv:expr) => {{
+                            let x = $pop!();
+                            let i = pop_i!();
+                            let a = pop_r!();
+                            null_check!(a);
+                            match &mut self.heap.get_mut(a).data {
+                                ObjData::$variant(v) => match v.get_mut(i as u32 as usize) {
+                                    Some(slot) => {
+                                        *slot = $conv(x);
+                                        self.tracker.on_array_store(site!(), a, i as usize);
+                                    }
+                                    None => {
+                                        let len = v.len();
+                                        throw!(self.throw_index(t, i, len))
+                                    }
+                                },
+                                _ => throw!(Fault::Fatal(VmError::Internal(
+                                    "array store on a non-matching array".into()
+                                ))),
+                            }
+                        }};
+                    }
+                    macro_rules! arith {
+                        ($pop:ident, $push:ident, |$a:ident, $b:ident| $e:expr) => {{
+                            let $b = $pop!();
+                            let $a = $pop!();
+                            self.tracker.on_compute(site!());
+                            $push!($e)
+                        }};
+                    }
+                    macro_rules! invoke {
+                        ($callee:expr, $args:expr) => {{
+                            let callee: MethodId = $callee;
+                            let args = $args as usize;
+                            self.tracker.on_call(site!(), callee);
+                            let decoded = match self.methods[callee as usize].code.get() {
+                                Some(c) if !self.methods[callee as usize].slow_entry() => Some(c.clone()),
+                                _ => None,
+                            };
+                            let (callee_code, monitor) = match decoded {
+                                Some(c) => (c, 0),
+                                None => {
+                                    sync!();
+                                    match tri!(self.enter_slow(t, callee, sp - args, args)) {
+                                        Some(entry) => entry,
+                                        None => {
+                                            // A native ran and left its result on the stack.
+                                            sp = t.frames.last().expect("a frame").sp as usize;
+                                            continue 'inner;
+                                        }
+                                    }
+                                }
+                            };
+                            let f = t.frames.last_mut().expect("a frame");
+                            f.pc = pc as u32;
+                            f.sp = (sp - args) as u32;
+                            if let Err(fault) = self.push_frame(t, callee, callee_code, sp - args) {
+                                if monitor != 0 {
+                                    self.exit_monitor(t, monitor);
+                                }
+                                fault!(fault)
+                            }
+                            t.frames.last_mut().expect("the new frame").monitor = monitor;
+                            reload!();
+                        }};
+                    }
+
+                    let mut op = code.ops[pc].get();
+                    pc += 1;
+                    executed += 1;
+                    'dispatch: loop {
+                        match op {
+                            Op::Nop => {}
+                            Op::AconstNull => push!(0),
+                            Op::Iconst(v) => push_i!(v),
+                            Op::Lconst(v) => push_l!(v),
+                            Op::Fconst(v) => push_f!(v),
+                            Op::Dconst(v) => push_d!(v),
+                            Op::LdcRef(r) => push!(r as u64),
+                            Op::Load(n) => {
+                                self.tracker.on_local_load(site!(), n);
+                                push!(t.stack[lp + n as usize])
+                            }
+                            Op::Load2(n) => {
+                                self.tracker.on_local_load(site!(), n);
+                                t.stack[sp] = t.stack[lp + n as usize];
+                                sp += 2;
+                            }
+                            Op::Store(n) => {
+                                sp -= 1;
+                                t.stack[lp + n as usize] = t.stack[sp];
+                                self.tracker.on_local_store(site!(), n);
+                            }
+                            Op::Store2(n) => {
+                                sp -= 2;
+                                t.stack[lp + n as usize] = t.stack[sp];
+                                self.tracker.on_local_store(site!(), n);
+                            }
+                            Op::Iinc(n, d) => {
+                                let s = &mut t.stack[lp + n as usize];
+                                *s = (*s as i32).wrapping_add(d) as u32 as u64;
+                                self.tracker.on_compute(site!());
+                            }
+
+                            // Superinstructions: the same effects and hooks as the ops they stand for.
+                            Op::LoadLoad(a, b) => {
+                                self.tracker.on_local_load(site!(), a);
+                                self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
+                                t.stack[sp] = t.stack[lp + a as usize];
+                                t.stack[sp + 1] = t.stack[lp + b as usize];
+                                sp += 2;
+                                pc += 1;
+                            }
+                            Op::LoadConst(a, c) => {
+                                self.tracker.on_local_load(site!(), a);
+                                t.stack[sp] = t.stack[lp + a as usize];
+                                t.stack[sp + 1] = c as u32 as u64;
+                                sp += 2;
+                                pc += 1;
+                            }
+                            Op::IfCmpLocals { a, b, cond, target } => {
+                                self.tracker.on_local_load(site!(), a);
+                                self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
+                                let (x, y) = (t.stack[lp + a as usize] as i32, t.stack[lp + b as usize] as i32);
+                                pc += 2;
+                                branch!(Cond::holds(cond, x, y), target)
+                            }
+                            Op::IfCmpConst { a, cond, c, target } => {
+                                self.tracker.on_local_load(site!(), a);
+                                let x = t.stack[lp + a as usize] as i32;
+                                pc += 2;
+                                branch!(Cond::holds(cond, x, c), target)
+                            }
+                            Op::IincGoto { local, delta, target } => {
+                                let s = &mut t.stack[lp + local as usize];
+                                *s = (*s as i32).wrapping_add(delta as i32) as u32 as u64;
+                                self.tracker.on_compute(site!());
+                                pc += 1;
+                                branch!(true, target)
+                            }
+                            Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
+                                self.tracker.on_local_load(site!(), local);
+                                let o = t.stack[lp + local as usize] as Ref;
+                                pc += 1;
+                                null_check!(o);
+                                let v = match &self.heap.get(o).data {
+                                    ObjData::Fields(f) => f[slot as usize],
+                                    _ => 0,
+                                };
+                                self.tracker.on_field_load(site!(), o, slot);
+                                if let Op::LoadGetField { .. } = op {
+                                    push!(v)
+                                } else {
+                                    push_l!(v)
+                                }
+                            }
+                            Op::Iaload => array_load!(Ints, push_i, |x: i32| x),
+                            Op::Laload => array_load!(Longs, push_l, |x: i64| x),
+                            Op::Faload => array_load!(Floats, push_f, |x: f32| x),
+                            Op::Daload => array_load!(Doubles, push_d, |x: f64| x),
+                            Op::Aaload => array_load!(Refs, push, |x: Ref| x as u64),
+                            Op::Baload => array_load!(Bytes, push_i, |x: i8| x as i32),
+                            Op::Caload => array_load!(Chars, push_i, |x: u16| x as i32),
+                            Op::Saload => array_load!(Shorts, push_i, |x: i16| x as i32),
+                            Op::Iastore => array_store!(Ints, pop_i, |x: i32| x),
+                            Op::Lastore => array_store!(Longs, pop_l, |x: i64| x),
+                            Op::Fastore => array_store!(Floats, pop_f, |x: f32| x),
+                            Op::Dastore => array_store!(Doubles, pop_d, |x: f64| x),
+                            Op::Bastore => {
+                                // Boolean arrays keep only the low bit (JVMS §6.5.bastore).
+                                let a = t.stack[sp - 3] as Ref;
+                                let is_bool = a != 0
+                                    && matches!(
+                                        self.classes[self.heap.get(a).class as usize].kind,
+                                        ClassKind::Array { elem: Elem::Boolean, .. }
+                                    );
+                                if is_bool {
+                                    array_store!(Bytes, pop_i, |x: i32| (x & 1) as i8)
+                                } else {
+                                    array_store!(Bytes, pop_i, |x: i32| x as i8)
+                                }
+                            }
+                            Op::Castore => array_store!(Chars, pop_i, |x: i32| x as u16),
+                            Op::Sastore => array_store!(Shorts, pop_i, |x: i32| x as i16),
+                            Op::Aastore => {
+                                let v = t.stack[sp - 1] as Ref;
+                                let a = t.stack[sp - 3] as Ref;
+                                if v != 0 && a != 0 {
+                                    let ac = self.heap.get(a).class;
+                                    let vc = self.heap.get(v).class;
+                                    if let ClassKind::Array { component, .. } = self.classes[ac as usize].kind {
+                                        if !self.is_subtype(vc, component) {
+                                            let name = self.classes[vc as usize].java_name();
+                                            throw!(self.throw_new(t, "java/lang/ArrayStoreException", Some(&name)))
+                                        }
+                                    }
+                                }
+                                array_store!(Refs, pop_r, |x: Ref| x)
+                            }
+
+                            Op::Pop => sp -= 1,
+                            Op::Pop2 => sp -= 2,
+                            Op::Dup => {
+                                t.stack[sp] = t.stack[sp - 1];
+                                sp += 1;
+                            }
+                            Op::DupX1 => {
+                                let (v1, v2) = (t.stack[sp - 1], t.stack[sp - 2]);
+                                t.stack[sp - 2] = v1;
+                                t.stack[sp - 1] = v2;
+                                t.stack[sp] = v1;
+                                sp += 1;
+                            }
+                            Op::DupX2 => {
+                                let (v1, v2, v3) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3]);
+                                t.stack[sp - 3] = v1;
+                                t.stack[sp - 2] = v3;
+                                t.stack[sp - 1] = v2;
+                                t.stack[sp] = v1;
+                                sp += 1;
+                            }
+                            Op::Dup2 => {
+                                t.stack[sp] = t.stack[sp - 2];
+                                t.stack[sp + 1] = t.stack[sp - 1];
+                                sp += 2;
+                            }
+                            Op::Dup2X1 => {
+                                let (v1, v2, v3) = (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3]);
+                                t.stack[sp - 3] = v2;
+                                t.stack[sp - 2] = v1;
+                                t.stack[sp - 1] = v3;
+                                t.stack[sp] = v2;
+                                t.stack[sp + 1] = v1;
+                                sp += 2;
+                            }
+                            Op::Dup2X2 => {
+                                let (v1, v2, v3, v4) =
+                                    (t.stack[sp - 1], t.stack[sp - 2], t.stack[sp - 3], t.stack[sp - 4]);
+                                t.stack[sp - 4] = v2;
+                                t.stack[sp - 3] = v1;
+                                t.stack[sp - 2] = v4;
+                                t.stack[sp - 1] = v3;
+                                t.stack[sp] = v2;
+                                t.stack[sp + 1] = v1;
+                                sp += 2;
+                            }
+                            Op::Swap => t.stack.swap(sp - 1, sp - 2),
+
+                            Op::Iadd => arith!(pop_i, push_i, |a, b| a.wrapping_add(b)),
+                            Op::Ladd => arith!(pop_l, push_l, |a, b| a.wrapping_add(b)),
+                            Op::Fadd => arith!(pop_f, push_f, |a, b| a + b),
+                            Op::Dadd => arith!(pop_d, push_d, |a, b| a + b),
+                            Op::Isub => arith!(pop_i, push_i, |a, b| a.wrapping_sub(b)),
+                            Op::Lsub => arith!(pop_l, push_l, |a, b| a.wrapping_sub(b)),
+                            Op::Fsub => arith!(pop_f, push_f, |a, b| a - b),
+                            Op::Dsub => arith!(pop_d, push_d, |a, b| a - b),
+                            Op::Imul => arith!(pop_i, push_i, |a, b| a.wrapping_mul(b)),
+                            Op::Lmul => arith!(pop_l, push_l, |a, b| a.wrapping_mul(b)),
+                            Op::Fmul => arith!(pop_f, push_f, |a, b| a * b),
+                            Op::Dmul => arith!(pop_d, push_d, |a, b| a * b),
+                            Op::Idiv | Op::Irem => {
+                                let b = pop_i!();
+                                let a = pop_i!();
+                                if b == 0 {
+                                    throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
+                                }
+                                self.tracker.on_compute(site!());
+                                push_i!(if op == Op::Idiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
+                            }
+                            Op::Ldiv | Op::Lrem => {
+                                let b = pop_l!();
+                                let a = pop_l!();
+                                if b == 0 {
+                                    throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
+                                }
+                                self.tracker.on_compute(site!());
+                                push_l!(if op == Op::Ldiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
+                            }
+                            Op::Fdiv => arith!(pop_f, push_f, |a, b| a / b),
+                            Op::Ddiv => arith!(pop_d, push_d, |a, b| a / b),
+                            Op::Frem => arith!(pop_f, push_f, |a, b| a % b),
+                            Op::Drem => arith!(pop_d, push_d, |a, b| a % b),
+                            Op::Ineg => {
+                                let a = pop_i!();
+                                push_i!(a.wrapping_neg())
+                            }
+                            Op::Lneg => {
+                                let a = pop_l!();
+                                push_l!(a.wrapping_neg())
+                            }
+                            Op::Fneg => {
+                                let a = pop_f!();
+                                push_f!(-a)
+                            }
+                            Op::Dneg => {
+                                let a = pop_d!();
+                                push_d!(-a)
+                            }
+                            Op::Ishl => arith!(pop_i, push_i, |a, b| a.wrapping_shl(b as u32 & 31)),
+                            Op::Ishr => arith!(pop_i, push_i, |a, b| a.wrapping_shr(b as u32 & 31)),
+                            Op::Iushr => {
+                                arith!(pop_i, push_i, |a, b| ((a as u32) >> (b as u32 & 31)) as i32)
+                            }
+                            Op::Lshl | Op::Lshr | Op::Lushr => {
+                                let b = pop_i!() as u32 & 63;
+                                let a = pop_l!();
+                                self.tracker.on_compute(site!());
+                                push_l!(match op {
+                                    Op::Lshl => a << b,
+                                    Op::Lshr => a >> b,
+                                    _ => ((a as u64) >> b) as i64,
+                                })
+                            }
+                            Op::Iand => arith!(pop_i, push_i, |a, b| a & b),
+                            Op::Land => arith!(pop_l, push_l, |a, b| a & b),
+                            Op::Ior => arith!(pop_i, push_i, |a, b| a | b),
+                            Op::Lor => arith!(pop_l, push_l, |a, b| a | b),
+                            Op::Ixor => arith!(pop_i, push_i, |a, b| a ^ b),
+                            Op::Lxor => arith!(pop_l, push_l, |a, b| a ^ b),
+
+                            Op::I2l => {
+                                let a = pop_i!();
+                                push_l!(a as i64)
+                            }
+                            Op::I2f => {
+                                let a = pop_i!();
+                                push_f!(a as f32)
+                            }
+                            Op::I2d => {
+                                let a = pop_i!();
+                                push_d!(a as f64)
+                            }
+                            Op::L2i => {
+                                let a = pop_l!();
+                                push_i!(a as i32)
+                            }
+                            Op::L2f => {
+                                let a = pop_l!();
+                                push_f!(a as f32)
+                            }
+                            Op::L2d => {
+                                let a = pop_l!();
+                                push_d!(a as f64)
+                            }
+                            Op::F2i => {
+                                let a = pop_f!();
+                                push_i!(f2i(a as f64))
+                            }
+                            Op::F2l => {
+                                let a = pop_f!();
+                                push_l!(f2l(a as f64))
+                            }
+                            Op::F2d => {
+                                let a = pop_f!();
+                                push_d!(a as f64)
+                            }
+                            Op::D2i => {
+                                let a = pop_d!();
+                                push_i!(f2i(a))
+                            }
+                            Op::D2l => {
+                                let a = pop_d!();
+                                push_l!(f2l(a))
+                            }
+                            Op::D2f => {
+                                let a = pop_d!();
+                                push_f!(a as f32)
+                            }
+                            Op::I2b => {
+                                let a = pop_i!();
+                                push_i!(a as i8 as i32)
+                            }
+                            Op::I2c => {
+                                let a = pop_i!();
+                                push_i!(a as u16 as i32)
+                            }
+                            Op::I2s => {
+                                let a = pop_i!();
+                                push_i!(a as i16 as i32)
+                            }
+                            Op::Lcmp => {
+                                let b = pop_l!();
+                                let a = pop_l!();
+                                push_i!(a.cmp(&b) as i32)
+                            }
+                            Op::Fcmpl | Op::Fcmpg => {
+                                let b = pop_f!();
+                                let a = pop_f!();
+                                push_i!(fcmp(a as f64, b as f64, if op == Op::Fcmpl { -1 } else { 1 }))
+                            }
+                            Op::Dcmpl | Op::Dcmpg => {
+                                let b = pop_d!();
+                                let a = pop_d!();
+                                push_i!(fcmp(a, b, if op == Op::Dcmpl { -1 } else { 1 }))
+                            }
+
+                            Op::Ifeq(tg) => branch!(pop_i!() == 0, tg),
+                            Op::Ifne(tg) => branch!(pop_i!() != 0, tg),
+                            Op::Iflt(tg) => branch!(pop_i!() < 0, tg),
+                            Op::Ifge(tg) => branch!(pop_i!() >= 0, tg),
+                            Op::Ifgt(tg) => branch!(pop_i!() > 0, tg),
+                            Op::Ifle(tg) => branch!(pop_i!() <= 0, tg),
+                            Op::IfIcmpeq(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() == b, tg)
+                            }
+                            Op::IfIcmpne(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() != b, tg)
+                            }
+                            Op::IfIcmplt(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() < b, tg)
+                            }
+                            Op::IfIcmpge(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() >= b, tg)
+                            }
+                            Op::IfIcmpgt(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() > b, tg)
+                            }
+                            Op::IfIcmple(tg) => {
+                                let b = pop_i!();
+                                branch!(pop_i!() <= b, tg)
+                            }
+                            Op::IfAcmpeq(tg) => {
+                                let b = pop_r!();
+                                branch!(pop_r!() == b, tg)
+                            }
+                            Op::IfAcmpne(tg) => {
+                                let b = pop_r!();
+                                branch!(pop_r!() != b, tg)
+                            }
+                            Op::IfNull(tg) => branch!(pop_r!() == 0, tg),
+                            Op::IfNonNull(tg) => branch!(pop_r!() != 0, tg),
+                            Op::Goto(tg) => branch!(true, tg),
+                            Op::TableSwitch(i) => {
+                                let key = pop_i!();
+                                let ts = &code.table_switches[i as usize];
+                                let idx = (key as i64) - (ts.low as i64);
+                                let target = if idx >= 0 && (idx as usize) < ts.targets.len() {
+                                    ts.targets[idx as usize]
+                                } else {
+                                    ts.default
+                                };
+                                branch!(true, target)
+                            }
+                            Op::LookupSwitch(i) => {
+                                let key = pop_i!();
+                                let ls = &code.lookup_switches[i as usize];
+                                let target = match ls.pairs.binary_search_by_key(&key, |p| p.0) {
+                                    Ok(j) => ls.pairs[j].1,
+                                    Err(_) => ls.default,
+                                };
+                                branch!(true, target)
+                            }
+
+                            Op::Ireturn | Op::Lreturn | Op::Return => {
+                                let (v, slots) = match op {
+                                    Op::Ireturn => (t.stack[sp - 1], 1),
+                                    Op::Lreturn => (t.stack[sp - 2], 2),
+                                    _ => (0, 0),
+                                };
+                                self.tracker.on_return(mid);
+                                let done = t.frames.pop().expect("a frame");
+                                if done.monitor != 0 {
+                                    self.exit_monitor(t, done.monitor);
+                                }
+                                if t.frames.len() == base {
+                                    flush_count!();
+                                    return Ok(v);
+                                }
+                                reload_but_sp!();
+                                let dest = done.locals as usize;
+                                t.stack[dest] = v;
+                                sp = dest + slots;
+                            }
+
+                            Op::GetStatic(s) => {
+                                self.tracker.on_static_load(site!(), s);
+                                push!(self.statics[s as usize])
+                            }
+                            Op::GetStatic2(s) => {
+                                self.tracker.on_static_load(site!(), s);
+                                push_l!(self.statics[s as usize])
+                            }
+                            Op::PutStatic(s) => {
+                                self.statics[s as usize] = pop!();
+                                self.tracker.on_static_store(site!(), s);
+                            }
+                            Op::PutStatic2(s) => {
+                                self.statics[s as usize] = pop_l!() as u64;
+                                self.tracker.on_static_store(site!(), s);
+                            }
+                            Op::GetField(s) | Op::GetField2(s) => {
+                                let o = pop_r!();
+                                null_check!(o);
+                                let v = match &self.heap.get(o).data {
+                                    ObjData::Fields(f) => f[s as usize],
+                                    _ => 0,
+                                };
+                                self.tracker.on_field_load(site!(), o, s);
+                                if let Op::GetField(_) = op {
+                                    push!(v)
+                                } else {
+                                    push_l!(v)
+                                }
+                            }
+                            Op::PutField(s) | Op::PutField2(s) | Op::PutFieldZ(s) => {
+                                let v = match op {
+                                    Op::PutField2(_) => pop_l!() as u64,
+                                    Op::PutFieldZ(_) => pop!() & 1,
+                                    _ => pop!(),
+                                };
+                                let o = pop_r!();
+                                null_check!(o);
+                                if let ObjData::Fields(f) = &mut self.heap.get_mut(o).data {
+                                    f[s as usize] = v;
+                                }
+                                self.tracker.on_field_store(site!(), o, s);
+                            }
+
+                            Op::InvokeDirect { method, args } => invoke!(method, args),
+                            Op::InvokeVarHandle { op: vh, args, ret_slots } => {
+                                sync!();
+                                let at = sp - args as usize;
+                                let v = tri!(self.varhandle_invoke(t, vh, at, args as usize));
+                                sp = at;
+                                t.stack[sp] = v;
+                                sp += ret_slots as usize;
+                            }
+                            Op::InvokeDirectNonNull { method, args } => {
+                                null_check!(t.stack[sp - args as usize] as Ref);
+                                invoke!(method, args)
+                            }
+                            Op::InvokeVirtual { vindex, args } => {
+                                let recv = t.stack[sp - args as usize] as Ref;
+                                null_check!(recv);
+                                let class = self.heap.get(recv).class;
+                                let target = self.classes[class as usize].vtable[vindex as usize];
+                                invoke!(target, args)
+                            }
+                            Op::InvokeInterface { sig, args } => {
+                                let recv = t.stack[sp - args as usize] as Ref;
+                                null_check!(recv);
+                                let class = self.heap.get(recv).class;
+                                let target = match self.classes[class as usize].dispatch.get(&sig) {
+                                    Some(&m) => m,
+                                    None => {
+                                        let name = self.classes[class as usize].java_name();
+                                        throw!(self.throw_new(
+                                            t,
+                                            "java/lang/IncompatibleClassChangeError",
+                                            Some(&format!("Class {name} does not implement the requested interface"))
+                                        ))
+                                    }
+                                };
+                                invoke!(target, args)
+                            }
+
+                            Op::New(c) => {
+                                if self.heap.allocated_since_gc >= self.opts.gc_interval_bytes {
+                                    sync!();
+                                    tri!(self.make_room(t, 0));
+                                }
+                                let r = self.alloc_instance(c);
+                                self.tracker.on_alloc(site!(), r, c, self.heap.get(r).data.size_bytes());
+                                push!(r as u64)
+                            }
+                            Op::NewArray(_) | Op::ANewArray(_) => {
+                                let len = pop_i!();
+                                if len < 0 {
+                                    throw!(self.throw_new(
+                                        t,
+                                        "java/lang/NegativeArraySizeException",
+                                        Some(&len.to_string())
+                                    ))
+                                }
+                                sync!();
+                                let class = match op {
+                                    Op::ANewArray(c) => c,
+                                    Op::NewArray(atype) => tri!(self.primitive_array_class(atype)),
+                                    _ => unreachable!(),
+                                };
+                                let r = tri!(self.new_array_checked(t, class, len as usize));
+                                self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
+                                push!(r as u64)
+                            }
+                            Op::MultiANewArrayCp(cp, dims) => {
+                                sync!();
+                                let class = tri!(self.resolve_class_ref(t, mid, cp));
+                                let mut counts = Vec::with_capacity(dims as usize);
+                                for _ in 0..dims {
+                                    counts.push(pop_i!());
+                                }
+                                counts.reverse();
+                                if let Some(&n) = counts.iter().find(|&&n| n < 0) {
+                                    throw!(self.throw_new(
+                                        t,
+                                        "java/lang/NegativeArraySizeException",
+                                        Some(&n.to_string())
+                                    ))
+                                }
+                                let r = tri!(self.multi_new_array(t, class, &counts));
+                                self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
+                                push!(r as u64)
+                            }
+                            Op::ArrayLength => {
+                                let a = pop_r!();
+                                null_check!(a);
+                                push_i!(self.heap.get(a).data.array_len().unwrap_or(0) as i32)
+                            }
+                            Op::Athrow => {
+                                let e = pop_r!();
+                                null_check!(e);
+                                sync!();
+                                break 'inner e;
+                            }
+                            Op::CheckCast(c) => {
+                                let r = t.stack[sp - 1] as Ref;
+                                if r != 0 {
+                                    let rc = self.heap.get(r).class;
+                                    if !self.is_subtype(rc, c) {
+                                        throw!(self.throw_class_cast(t, rc, c))
+                                    }
+                                }
+                            }
+                            Op::InstanceOf(c) => {
+                                let r = pop_r!();
+                                let yes = r != 0 && self.is_subtype(self.heap.get(r).class, c);
+                                push_i!(yes as i32)
+                            }
+                            Op::MonitorEnter => {
+                                let r = t.stack[sp - 1] as Ref;
+                                null_check!(r);
+                                if !self.try_enter(t, r) {
+                                    // Contended: resume at this op, with the object still on the stack.
+                                    pc -= 1;
+                                    sync!();
+                                    tri!(self.enter_or_block(t, r));
+                                    pc += 1;
+                                }
+                                sp -= 1;
+                            }
+                            Op::MonitorExit => {
+                                let r = pop_r!();
+                                null_check!(r);
+                                if !self.exit_monitor(t, r) {
+                                    throw!(self.throw_new(t, "java/lang/IllegalMonitorStateException", None))
+                                }
+                            }
+
+                            Op::Unsupported(opcode) => {
+                                sync!();
+                                fault!(Fault::Fatal(VmError::Unsupported(format!(
+                                    "opcode {opcode:#04x} (jsr/ret) in {}",
+                                    self.method_name(mid)
+                                ))))
+                            }
+                            // Constant-pool ops: resolve, rewrite the op in place, run the result.
+                            Op::LdcCp(_)
+                            | Op::Ldc2Cp(_)
+                            | Op::GetStaticCp(_)
+                            | Op::PutStaticCp(_)
+                            | Op::GetFieldCp(_)
+                            | Op::PutFieldCp(_)
+                            | Op::InvokeVirtualCp(_)
+                            | Op::InvokeSpecialCp(_)
+                            | Op::InvokeStaticCp(_)
+                            | Op::InvokeInterfaceCp(_)
+                            | Op::InvokeDynamicCp(_)
+                            | Op::NewCp(_)
+                            | Op::ANewArrayCp(_)
+                            | Op::CheckCastCp(_)
+                            | Op::InstanceOfCp(_) => {
+                                sync!();
+                                op = tri!(self.quicken(t, mid, &code, pc - 1, op));
+                                continue 'dispatch;
+                            }
+                        }
+                        break 'dispatch;
+                    }
                 }
             };
-
             // An exception is in flight: find a handler, unwinding frames as needed.
             flush_count!();
             loop {
@@ -954,7 +1004,11 @@ impl<T: Tracker> Vm<T> {
                     continue 'outer;
                 }
                 self.tracker.on_return(f.method);
-                t.frames.pop();
+                if let Some(done) = t.frames.pop() {
+                    if done.monitor != 0 {
+                        self.exit_monitor(t, done.monitor);
+                    }
+                }
                 if t.frames.len() == base {
                     return Err(Fault::Exception(exception));
                 }

@@ -200,6 +200,7 @@ impl<T: Tracker> Vm<T> {
             mirror: Cell::new(0),
             init: Cell::new(InitState::Linked),
             class_refs: (0..cp_len).map(|_| Cell::new(ClassId::MAX)).collect(),
+            hidden: false,
         });
         self.class_by_name.insert(Arc::from(name), id);
         Ok(id)
@@ -342,6 +343,7 @@ impl<T: Tracker> Vm<T> {
             mirror: Cell::new(0),
             init: Cell::new(InitState::Initialized),
             class_refs: Vec::new(),
+            hidden: false,
         };
         self.classes.push(class);
         self.class_by_name.insert(Arc::from(name), id);
@@ -371,6 +373,7 @@ impl<T: Tracker> Vm<T> {
                 mirror: Cell::new(0),
                 init: Cell::new(InitState::Initialized),
                 class_refs: Vec::new(),
+                hidden: false,
             });
             self.class_by_name.insert(Arc::from(name), id);
         }

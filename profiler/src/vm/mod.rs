@@ -16,7 +16,9 @@ mod ops;
 mod refmap;
 mod resolve;
 mod strings;
+pub mod threads;
 pub mod tracker;
+mod varhandle;
 
 use crate::classfile::ClassFormatError;
 use crate::classpath::{ClassPath, ClassPathError, JImage, Jdk};
@@ -84,6 +86,8 @@ pub enum VmError {
     MainClassNotFound(String),
     #[error("main method not found in class {0}; define it as `public static void main(String[] args)`")]
     NoMainMethod(String),
+    #[error("deadlock: {0}")]
+    Deadlock(String),
     #[error("VM start-up failed: {0}")]
     Boot(String),
     #[error("internal VM error: {0}")]
@@ -97,6 +101,8 @@ pub enum Fault {
     Exception(Ref),
     /// `System.exit` / `Runtime.halt` with this status.
     Exit(i32),
+    /// The current thread gave way to the scheduler; its frames are ready to resume.
+    Yield,
     Fatal(VmError),
 }
 
@@ -118,19 +124,48 @@ pub struct Frame {
     pub locals: u32,
     /// One past the top of the operand stack.
     pub sp: u32,
+    /// The monitor a synchronized method holds (0: none), released when the frame ends.
+    pub monitor: Ref,
 }
 
 /// A Java thread: its slot stack (locals and operands of every frame, contiguous) and frames.
 pub struct JThread {
-    pub stack: Box<[u64]>,
+    pub stack: Vec<u64>,
     pub frames: Vec<Frame>,
     /// The `java.lang.Thread` object.
     pub obj: Ref,
+    /// Monitors this thread holds, innermost last (an object appears once per entry).
+    pub held: Vec<Ref>,
+    /// An exception to throw as soon as the thread resumes (InterruptedException).
+    pub pending_exception: Ref,
+}
+
+/// Slots a thread's stack starts with, and the most it may grow to.
+const STACK_INITIAL: usize = 1 << 14;
+pub const STACK_MAX: usize = 1 << 22;
+
+impl Default for JThread {
+    fn default() -> Self {
+        JThread::new()
+    }
 }
 
 impl JThread {
-    pub fn new(slots: usize) -> JThread {
-        JThread { stack: vec![0; slots].into(), frames: Vec::new(), obj: 0 }
+    pub fn new() -> JThread {
+        JThread { stack: vec![0; STACK_INITIAL], frames: Vec::new(), obj: 0, held: Vec::new(), pending_exception: 0 }
+    }
+
+    /// Grows the slot stack (by doubling) so that `slots` fit, up to [`STACK_MAX`]; false beyond.
+    pub fn ensure_capacity(&mut self, slots: usize) -> bool {
+        if slots <= self.stack.len() {
+            return true;
+        }
+        if slots > STACK_MAX {
+            return false;
+        }
+        let new_len = slots.next_power_of_two().min(STACK_MAX);
+        self.stack.resize(new_len, 0);
+        true
     }
     /// Where a new frame would start: above the top frame's operands.
     pub fn top_sp(&self) -> usize {
@@ -226,6 +261,14 @@ pub struct Vm<T: Tracker = NoTracker> {
     trace_exceptions: bool,
     /// Reference maps of methods that were on a stack during a collection.
     ref_maps: HashMap<MethodId, Rc<refmap::RefMaps>>,
+    /// Every Java thread; the running one's stack is borrowed out of its slot.
+    pub(crate) threads: Vec<threads::Slot>,
+    /// Index of the running thread.
+    pub(crate) current: usize,
+    /// Instruction count at which the running thread's slice ends.
+    pub(crate) switch_at: u64,
+    /// True once `main` runs under the scheduler (start-up runs on the main thread alone).
+    pub(crate) scheduling: bool,
     /// Call sites linked so far (names the classes they become).
     call_sites: u32,
 }
@@ -269,11 +312,15 @@ impl<T: Tracker> Vm<T> {
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
             call_sites: 0,
+            threads: Vec::new(),
+            current: 0,
+            switch_at: u64::MAX,
+            scheduling: false,
             ref_maps: HashMap::new(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
             open_files: natives::OpenFiles::default(),
         };
-        let mut thread = JThread::new(1 << 20);
+        let mut thread = JThread::new();
         vm.boot(&mut thread)?;
         Ok((vm, thread))
     }

@@ -168,6 +168,12 @@ pub enum Op {
         vindex: u32,
         args: u16,
     },
+    /// A signature-polymorphic call on a `VarHandle` (see varhandle.rs).
+    InvokeVarHandle {
+        op: u8,
+        args: u16,
+        ret_slots: u8,
+    },
     /// A call whose target is known: static (class initialised), private, final, `super.` and `<init>`.
     InvokeDirect {
         method: MethodId,

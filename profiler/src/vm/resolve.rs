@@ -99,6 +99,15 @@ impl<T: Tracker> Vm<T> {
             Op::InvokeStaticCp(i) | Op::InvokeSpecialCp(i) | Op::InvokeVirtualCp(i) | Op::InvokeInterfaceCp(i) => {
                 let r = cp.member_ref(i).map_err(bad)?;
                 let class = self.resolve_class_member_owner(t, owner, i)?;
+                // Signature-polymorphic VarHandle methods are declared `(Object...)`: link by name.
+                if matches!(op, Op::InvokeVirtualCp(_))
+                    && &*self.classes[class as usize].name == "java/lang/invoke/VarHandle"
+                {
+                    if let Some(vh) = super::varhandle::link(&r.name, &r.descriptor) {
+                        code.ops[at].set(vh);
+                        return Ok(vh);
+                    }
+                }
                 let Some(method) = self.find_method(class, &r.name, &r.descriptor) else {
                     let msg = format!(
                         "'{}'",
@@ -249,28 +258,66 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
-    /// Entering a method that has no decoded code yet, or is native or abstract. Returns the code
-    /// to run, or None when a native already ran and left its result on the caller's stack.
+    /// Entering a method that has no decoded code yet, or is native, abstract or synchronized.
+    /// Returns the code to run and the monitor its frame holds, or None when a native already ran
+    /// and left its result on the caller's stack.
     pub(super) fn enter_slow(
         &mut self,
         t: &mut JThread,
         m: MethodId,
         args_at: usize,
         nargs: usize,
-    ) -> VmResult<Option<Rc<Code>>> {
+    ) -> VmResult<Option<(Rc<Code>, Ref)>> {
         let method = &self.methods[m as usize];
-        if method.is_native() {
-            let ret_slots = method.parsed.ret.slots();
-            let v = self.call_native(t, m, args_at, nargs)?;
-            t.stack[args_at] = v;
-            t.frames.last_mut().expect("a caller frame").sp = (args_at + ret_slots) as u32;
-            return Ok(None);
-        }
         if method.is_abstract() {
             let msg = self.method_name(m);
             return Err(self.throw_new(t, "java/lang/AbstractMethodError", Some(&msg)));
         }
-        Ok(Some(self.code_of(m)?))
+        let monitor = if method.is_synchronized() {
+            let obj = if method.is_static() { self.mirror(method.class) } else { t.stack[args_at] as Ref };
+            if let Err(f) = self.enter_or_block(t, obj) {
+                if matches!(f, Fault::Yield) {
+                    // Blocked: run the invoke again when the monitor is free.
+                    let caller = t.frames.last_mut().expect("a caller frame");
+                    caller.pc -= 1;
+                }
+                return Err(f);
+            }
+            obj
+        } else {
+            0
+        };
+        let method = &self.methods[m as usize];
+        if method.is_native() {
+            let ret_slots = method.parsed.ret.slots();
+            let result = self.call_native(t, m, args_at, nargs);
+            if monitor != 0 {
+                self.exit_monitor(t, monitor);
+            }
+            return match result {
+                Ok(v) => {
+                    t.stack[args_at] = v;
+                    t.frames.last_mut().expect("a caller frame").sp = (args_at + ret_slots) as u32;
+                    Ok(None)
+                }
+                Err(Fault::Yield) => {
+                    // A blocking native (wait, sleep, park: all void) has done its part; the thread
+                    // resumes after the call.
+                    t.frames.last_mut().expect("a caller frame").sp = args_at as u32;
+                    Err(Fault::Yield)
+                }
+                Err(f) => Err(f),
+            };
+        }
+        match self.code_of(m) {
+            Ok(code) => Ok(Some((code, monitor))),
+            Err(f) => {
+                if monitor != 0 {
+                    self.exit_monitor(t, monitor);
+                }
+                Err(f)
+            }
+        }
     }
 
     /// The handler in frame `f` that catches `exception` at op `at`, if any.

@@ -5,6 +5,7 @@ use super::{Registry, VmResult};
 use crate::classfile::access;
 use crate::vm::class::{ClassKind, Elem};
 use crate::vm::heap::{ObjData, Ref};
+use crate::vm::threads::{STATUS_NEW, STATUS_TERMINATED};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 type A<'a> = &'a [u64];
@@ -18,6 +19,47 @@ fn b(v: bool) -> VmResult<u64> {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // Threads and monitors (see vm/threads.rs).
+    reg.add("java/lang/Thread", "isAlive", "()Z", |vm, _, a| {
+        let status = vm.get_named(r(a[0]), "threadStatus");
+        b(status != STATUS_NEW && status != STATUS_TERMINATED)
+    });
+    reg.add("java/lang/Thread", "start0", "()V", |vm, t, a| {
+        vm.start_thread(t, r(a[0]))?;
+        Ok(0)
+    });
+    reg.add("java/lang/Thread", "holdsLock", "(Ljava/lang/Object;)Z", |vm, t, a| {
+        if a[0] == 0 {
+            return Err(vm.throw_npe(t));
+        }
+        b(t.held.contains(&r(a[0])))
+    });
+    reg.add("java/lang/Thread", "yield", "()V", |vm, _, _| if vm.can_yield() { Err(Fault::Yield) } else { Ok(0) });
+    reg.add("java/lang/Thread", "sleep", "(J)V", |vm, t, a| {
+        vm.sleep(t, a[0] as i64)?;
+        Ok(0)
+    });
+    reg.add("java/lang/Thread", "interrupt0", "()V", |vm, _, a| {
+        vm.interrupt(r(a[0]));
+        Ok(0)
+    });
+    reg.add("java/lang/Object", "notify", "()V", |vm, t, a| {
+        vm.monitor_notify(t, r(a[0]), false)?;
+        Ok(0)
+    });
+    reg.add("java/lang/Object", "notifyAll", "()V", |vm, t, a| {
+        vm.monitor_notify(t, r(a[0]), true)?;
+        Ok(0)
+    });
+    reg.add("java/lang/Object", "wait", "(J)V", |vm, t, a| {
+        vm.monitor_wait(t, r(a[0]), a[1] as i64)?;
+        Ok(0)
+    });
+    // The collector never enqueues references, so the Reference Handler waits forever.
+    reg.add("java/lang/ref/Reference", "waitForReferencePendingList", "()V", |vm, t, _| {
+        vm.park(t, false, 0)?;
+        Ok(0)
+    });
     // java.lang.Object
     reg.add("java/lang/Object", "getClass", "()Ljava/lang/Class;", |vm, _, a| {
         let c = vm.heap.get(r(a[0])).class;
@@ -28,19 +70,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(if a[0] == 0 { 0 } else { vm.identity_hash(r(a[0])) as u32 as u64 })
     });
     reg.add("java/lang/Object", "clone", "()Ljava/lang/Object;", object_clone);
-    reg.add("java/lang/Object", "notify", "()V", |_, _, _| Ok(0));
-    reg.add("java/lang/Object", "notifyAll", "()V", |_, _, _| Ok(0));
-    reg.add("java/lang/Object", "wait", "(J)V", |_, _, a| {
-        // One thread: nobody can notify us, so only a timed wait can end.
-        let ms = a[1] as i64;
-        if ms > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(ms as u64));
-            Ok(0)
-        } else {
-            Err(Fault::Fatal(VmError::Unsupported("Object.wait() with no other thread to notify (deadlock)".into())))
-        }
-    });
-
     // java.lang.String and friends
     reg.add("java/lang/String", "intern", "()Ljava/lang/String;", |vm, _, a| Ok(vm.intern(r(a[0])) as u64));
     reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| b(false));
@@ -227,15 +256,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // java.lang.Thread (one thread for now)
     reg.add("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;", |_, t, _| Ok(t.obj as u64));
     reg.add("java/lang/Thread", "setPriority0", "(I)V", |_, _, _| Ok(0));
-    reg.add("java/lang/Thread", "isAlive", "()Z", |vm, _, a| {
-        let status = vm.get_named(r(a[0]), "threadStatus");
-        b(status != THREAD_NEW && status != THREAD_TERMINATED)
-    });
-    reg.add("java/lang/Thread", "interrupt0", "()V", |_, _, _| Ok(0));
     reg.add("java/lang/Thread", "clearInterruptEvent", "()V", |_, _, _| Ok(0));
     reg.add("java/lang/Thread", "setNativeName", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
-    reg.add("java/lang/Thread", "start0", "()V", thread_start);
-
     // java.lang.Runtime and shutdown
     reg.add("java/lang/reflect/Array", "newArray", "(Ljava/lang/Class;I)Ljava/lang/Object;", |vm, t, a| {
         let (component, len) = (vm.class_of_mirror(r(a[0])), a[1] as i32);
@@ -303,53 +325,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("java/lang/ref/Reference", "hasReferencePendingList", "()Z", |_, _, _| b(false));
     reg.add("java/lang/ref/Finalizer", "isFinalizationEnabled", "()Z", |_, _, _| b(false));
-}
-
-/// `threadStatus` values as HotSpot encodes them (JVMTI state bits).
-const THREAD_NEW: u64 = 0;
-const THREAD_RUNNABLE: u64 = 0x0004 | 0x0001;
-const THREAD_TERMINATED: u64 = 0x0002;
-
-/// `Thread.start0` until the VM schedules threads: a daemon thread (the JDK's Reference Handler,
-/// Finalizer, Cleaner) is marked started but never runs; any other thread runs to completion
-/// right here, on the caller's stack, as if scheduled at once. That is exact for programs that
-/// start threads and join them, and for shutdown hooks.
-fn thread_start<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {
-    let thread = r(a[0]);
-    vm.set_named(thread, "threadStatus", THREAD_RUNNABLE);
-    if vm.get_named(thread, "daemon") != 0 {
-        return Ok(0);
-    }
-    let class = vm.heap.get(thread).class;
-    let run = vm.find_sig("run", "()V").and_then(|s| vm.classes[class as usize].dispatch.get(&s).copied());
-    let caller = t.obj;
-    t.obj = thread;
-    vm.pinned.push(caller);
-    let result = match run {
-        Some(m) => vm.invoke(t, m, &[thread as u64]),
-        None => Ok(0),
-    };
-    let result = match result {
-        Err(Fault::Exception(e)) => {
-            let dispatch = vm
-                .lookup_class("java/lang/Thread")
-                .and_then(|c| vm.find_method(c, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V"));
-            match dispatch {
-                Some(m) => vm.invoke(t, m, &[thread as u64, e as u64]).map(|_| 0),
-                None => Ok(0),
-            }
-        }
-        other => other,
-    };
-    let exit = vm.lookup_class("java/lang/Thread").and_then(|c| vm.find_declared_method(c, "exit", "()V"));
-    let result = result.and_then(|_| match exit {
-        Some(m) => vm.invoke(t, m, &[thread as u64]),
-        None => Ok(0),
-    });
-    vm.set_named(thread, "threadStatus", THREAD_TERMINATED);
-    vm.pinned.pop();
-    t.obj = caller;
-    result.map(|_| 0)
 }
 
 fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64> {

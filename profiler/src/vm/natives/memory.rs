@@ -9,7 +9,7 @@ use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 const ARRAY_BASE: i64 = 16;
-const STATIC_TAG: i64 = 1 << 40;
+pub(crate) const STATIC_TAG: i64 = 1 << 40;
 const MEMORY_BASE: u64 = 0x1_0000_0000;
 
 /// Where an (object, offset) pair points.
@@ -22,6 +22,14 @@ enum Place {
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const U: &str = "jdk/internal/misc/Unsafe";
+    reg.add(U, "park", "(ZJ)V", |vm, t, a| {
+        vm.park(t, a[1] != 0, a[2] as i64)?;
+        Ok(0)
+    });
+    reg.add(U, "unpark", "(Ljava/lang/Object;)V", |vm, _, a| {
+        vm.unpark(a[1] as Ref);
+        Ok(0)
+    });
     reg.add(U, "arrayBaseOffset0", "(Ljava/lang/Class;)I", |_, _, _| Ok(ARRAY_BASE as u64));
     reg.add(U, "arrayIndexScale0", "(Ljava/lang/Class;)I", |vm, _, a| {
         let c = vm.class_of_mirror(a[1] as Ref);
@@ -118,7 +126,7 @@ fn place<T: Tracker>(vm: &Vm<T>, o: Ref, off: i64) -> Place {
 }
 
 /// Reads `size` bytes (1, 2, 4 or 8) at `off` of `o`, zero-extended into a u64.
-fn read<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usize) -> VmResult<u64> {
+pub(crate) fn read<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usize) -> VmResult<u64> {
     Ok(match place(vm, o, off) {
         Place::Field(r, s) => vm.fields(r).get(s).copied().unwrap_or(0),
         Place::Static(s) => vm.statics[s],
@@ -135,7 +143,14 @@ fn read<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usi
     })
 }
 
-fn write<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, o: Ref, off: i64, size: usize, v: u64) -> VmResult<()> {
+pub(crate) fn write<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    o: Ref,
+    off: i64,
+    size: usize,
+    v: u64,
+) -> VmResult<()> {
     match place(vm, o, off) {
         Place::Field(r, s) => vm.set_field(r, s as u32, v),
         Place::Static(s) => vm.statics[s] = v,
@@ -249,7 +264,7 @@ fn set_element_bits(data: &mut ObjData, i: usize, v: u64) -> bool {
 }
 
 /// Access width and the slot form of a value of kind `K` ('I', 'J', 'L', …).
-const fn width(k: u8) -> usize {
+pub(crate) const fn width(k: u8) -> usize {
     match k {
         b'Z' | b'B' => 1,
         b'S' | b'C' => 2,
@@ -259,7 +274,7 @@ const fn width(k: u8) -> usize {
 }
 
 /// A raw read, extended to the slot form Java expects for kind `k`.
-fn to_slot(k: u8, raw: u64) -> u64 {
+pub(crate) fn to_slot(k: u8, raw: u64) -> u64 {
     match k {
         b'B' => raw as u8 as i8 as i32 as u32 as u64,
         b'Z' => (raw as u8 != 0) as u64,

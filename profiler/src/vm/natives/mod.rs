@@ -6,9 +6,10 @@
 //! implementation instead of the bytecode. That is kept for the few places where the JDK's code
 //! would do what this VM does not (spin classes) — see `reflect.rs`.
 
+mod invoke;
 mod io;
 mod lang;
-mod memory;
+pub(crate) mod memory;
 mod reflect;
 pub use io::OpenFiles;
 pub use memory::NativeMemory;
@@ -42,6 +43,7 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     system::register(&mut r);
     io::register(&mut r);
     memory::register(&mut r);
+    invoke::register(&mut r);
     reflect::register(&mut r);
     t
 }

@@ -1,0 +1,526 @@
+//! Java threads as green threads: each has its own slot stack and frames, one runs at a time,
+//! and the scheduler switches at backward branches every [`SLICE`] instructions (so runs are
+//! reproducible) or when a thread blocks. Monitors are tracked per thread as the stack of objects
+//! it holds; `Object.wait`, `Thread.sleep`, `LockSupport.park` and contended `synchronized` yield
+//! to the scheduler. A thread can only be switched out from its outermost interpreter activation;
+//! blocking inside a nested VM call (a class initializer, a native calling Java) waits in place.
+//! When no thread can run and none waits with a deadline, the program is deadlocked, and the run
+//! ends with an error naming the threads and what each waits for.
+
+use super::class::MethodId;
+use super::heap::Ref;
+use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
+use std::time::{Duration, Instant};
+
+/// Instructions a thread runs before another runnable thread gets its turn.
+pub const SLICE: u64 = 200_000;
+
+/// `threadStatus` values as HotSpot encodes them (JVMTI state bits).
+pub const STATUS_NEW: u64 = 0;
+pub const STATUS_RUNNABLE: u64 = 0x0004 | 0x0001;
+pub const STATUS_TERMINATED: u64 = 0x0002;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    Runnable,
+    /// Waiting to enter the monitor of this object.
+    Blocked(Ref),
+    /// In `Object.wait`: until notified, interrupted or the deadline; then it re-enters the
+    /// monitor `count` times.
+    Waiting {
+        obj: Ref,
+        count: usize,
+        deadline: Option<Instant>,
+        notified: bool,
+    },
+    Sleeping(Instant),
+    Parked(Option<Instant>),
+    /// Not scheduled: the thread that waits for the others to end before shutdown.
+    Idle,
+    Terminated,
+}
+
+pub struct Slot {
+    /// None while the thread runs (its state is borrowed by the interpreter).
+    pub thread: Option<JThread>,
+    pub state: State,
+    pub obj: Ref,
+    pub daemon: bool,
+    /// `LockSupport` permit.
+    pub permit: bool,
+    /// Set by `interrupt0` on a sleeping or waiting thread: it resumes with InterruptedException
+    /// (with HotSpot's message: "sleep interrupted" for a sleeper, none for a waiter).
+    pub interrupted: Option<&'static str>,
+}
+
+/// How a thread's outermost activation ended.
+pub enum Finished {
+    Returned(u64),
+    Threw(Ref),
+}
+
+impl<T: Tracker> Vm<T> {
+    /// Registers a thread (its Java object and stack) and returns its index.
+    pub(super) fn add_thread(&mut self, obj: Ref, daemon: bool, thread: Option<JThread>, state: State) -> usize {
+        self.threads.push(Slot { thread, state, obj, daemon, permit: false, interrupted: None });
+        self.threads.len() - 1
+    }
+
+    /// True when the current thread may be switched out (it runs in its outermost activation).
+    pub(super) fn can_yield(&self) -> bool {
+        self.nesting == 1 && self.scheduling
+    }
+
+    fn others_runnable(&self) -> bool {
+        self.threads.iter().enumerate().any(|(i, s)| i != self.current && s.state == State::Runnable)
+    }
+
+    /// Called at backward branches when the slice is used up.
+    pub(super) fn maybe_switch(&mut self) -> VmResult<()> {
+        self.switch_at = self.instructions + SLICE;
+        if !self.can_yield() {
+            return Ok(());
+        }
+        // Sleepers whose time has come compete for the processor too.
+        self.update_states(Instant::now());
+        if self.others_runnable() {
+            return Err(Fault::Yield);
+        }
+        Ok(())
+    }
+
+    /// Does some thread other than `t` hold the monitor of `obj`?
+    fn held_elsewhere(&self, obj: Ref) -> bool {
+        self.threads
+            .iter()
+            .enumerate()
+            .any(|(i, s)| i != self.current && s.thread.as_ref().is_some_and(|th| th.held.contains(&obj)))
+    }
+
+    /// Enters the monitor of `obj`; false when another thread holds it.
+    pub(super) fn try_enter(&mut self, t: &mut JThread, obj: Ref) -> bool {
+        if self.held_elsewhere(obj) {
+            return false;
+        }
+        t.held.push(obj);
+        true
+    }
+
+    /// Enters the monitor or, when contended, blocks: yields if possible, else fails.
+    pub(super) fn enter_or_block(&mut self, t: &mut JThread, obj: Ref) -> VmResult<()> {
+        if self.try_enter(t, obj) {
+            return Ok(());
+        }
+        if self.can_yield() {
+            self.threads[self.current].state = State::Blocked(obj);
+            return Err(Fault::Yield);
+        }
+        Err(Fault::Fatal(VmError::Unsupported(
+            "a contended lock inside a nested VM call (class initialization or a native calling Java)".into(),
+        )))
+    }
+
+    /// Leaves the monitor of `obj`; false if this thread does not hold it.
+    pub(super) fn exit_monitor(&mut self, t: &mut JThread, obj: Ref) -> bool {
+        match t.held.iter().rposition(|&o| o == obj) {
+            Some(i) => {
+                t.held.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `Object.wait(ms)`.
+    pub(super) fn monitor_wait(&mut self, t: &mut JThread, obj: Ref, ms: i64) -> VmResult<()> {
+        if !t.held.contains(&obj) {
+            return Err(self.throw_new(
+                t,
+                "java/lang/IllegalMonitorStateException",
+                Some("current thread is not owner"),
+            ));
+        }
+        if ms < 0 {
+            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("timeout value is negative")));
+        }
+        if self.take_interrupt(t) {
+            return Err(self.throw_new(t, "java/lang/InterruptedException", None));
+        }
+        let deadline = (ms > 0).then(|| Instant::now() + Duration::from_millis(ms as u64));
+        if !self.can_yield() {
+            // Nobody else can run while we wait in place: only a timed wait can end.
+            return match deadline {
+                Some(_) => {
+                    std::thread::sleep(Duration::from_millis(ms as u64));
+                    Ok(())
+                }
+                None => Err(Fault::Fatal(VmError::Unsupported("Object.wait() inside a nested VM call".into()))),
+            };
+        }
+        let count = t.held.iter().filter(|&&o| o == obj).count();
+        t.held.retain(|&o| o != obj);
+        self.threads[self.current].state = State::Waiting { obj, count, deadline, notified: false };
+        Err(Fault::Yield)
+    }
+
+    /// `Object.notify` / `notifyAll`.
+    pub(super) fn monitor_notify(&mut self, t: &mut JThread, obj: Ref, all: bool) -> VmResult<()> {
+        if !t.held.contains(&obj) {
+            return Err(self.throw_new(
+                t,
+                "java/lang/IllegalMonitorStateException",
+                Some("current thread is not owner"),
+            ));
+        }
+        for s in self.threads.iter_mut() {
+            if let State::Waiting { obj: o, notified, .. } = &mut s.state {
+                if *o == obj && !*notified {
+                    *notified = true;
+                    if !all {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Consumes the current thread's interrupt status (the `interrupted` field of its Thread).
+    fn take_interrupt(&mut self, t: &JThread) -> bool {
+        let set = self.get_named(t.obj, "interrupted") != 0;
+        if set {
+            self.set_named(t.obj, "interrupted", 0);
+        }
+        set
+    }
+
+    /// `Thread.sleep(ms)`.
+    pub(super) fn sleep(&mut self, t: &mut JThread, ms: i64) -> VmResult<()> {
+        if ms < 0 {
+            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("timeout value is negative")));
+        }
+        if self.take_interrupt(t) {
+            return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
+        }
+        if !self.can_yield() {
+            std::thread::sleep(Duration::from_millis(ms as u64));
+            return Ok(());
+        }
+        self.threads[self.current].state = State::Sleeping(Instant::now() + Duration::from_millis(ms as u64));
+        Err(Fault::Yield)
+    }
+
+    /// `Unsafe.park(absolute, time)`: time in ns (relative) or ms since the epoch (absolute); 0 = forever.
+    pub(super) fn park(&mut self, t: &mut JThread, absolute: bool, time: i64) -> VmResult<()> {
+        let me = self.current;
+        if self.threads[me].permit {
+            self.threads[me].permit = false;
+            return Ok(());
+        }
+        if self.get_named(t.obj, "interrupted") != 0 {
+            return Ok(());
+        }
+        let deadline = match (absolute, time) {
+            (false, 0) => None,
+            (false, ns) if ns < 0 => return Ok(()),
+            (false, ns) => Some(Instant::now() + Duration::from_nanos(ns as u64)),
+            (true, ms) => {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                Some(Instant::now() + Duration::from_millis((ms as u64).saturating_sub(now.as_millis() as u64)))
+            }
+        };
+        if !self.can_yield() {
+            return match deadline {
+                Some(d) => {
+                    std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                    Ok(())
+                }
+                None => Err(Fault::Fatal(VmError::Unsupported("LockSupport.park() inside a nested VM call".into()))),
+            };
+        }
+        self.threads[me].state = State::Parked(deadline);
+        Err(Fault::Yield)
+    }
+
+    pub(super) fn slot_of(&self, thread_obj: Ref) -> Option<usize> {
+        self.threads.iter().position(|s| s.obj == thread_obj)
+    }
+
+    pub(super) fn unpark(&mut self, thread_obj: Ref) {
+        if let Some(i) = self.slot_of(thread_obj) {
+            let s = &mut self.threads[i];
+            match s.state {
+                State::Parked(_) => s.state = State::Runnable,
+                _ => s.permit = true,
+            }
+        }
+    }
+
+    /// `interrupt0`: wakes a sleeping, waiting or parked thread.
+    pub(super) fn interrupt(&mut self, thread_obj: Ref) {
+        if let Some(i) = self.slot_of(thread_obj) {
+            let s = &mut self.threads[i];
+            match &mut s.state {
+                State::Sleeping(_) => {
+                    s.interrupted = Some("sleep interrupted");
+                    s.state = State::Runnable;
+                }
+                State::Waiting { notified, .. } => {
+                    s.interrupted = Some("");
+                    *notified = true;
+                }
+                State::Parked(_) => s.state = State::Runnable,
+                _ => {}
+            }
+        }
+    }
+
+    /// `Thread.start0`: a new thread whose first frame is the thread's `run()`.
+    pub(super) fn start_thread(&mut self, t: &mut JThread, thread_obj: Ref) -> VmResult<()> {
+        let class = self.heap.get(thread_obj).class;
+        let run = self
+            .find_sig("run", "()V")
+            .and_then(|s| self.classes[class as usize].dispatch.get(&s).copied())
+            .ok_or_else(|| VmError::Internal("Thread without run()".into()))?;
+        let mut jt = JThread::new();
+        jt.obj = thread_obj;
+        jt.stack[0] = thread_obj as u64;
+        let code = self.code_of(run)?;
+        self.push_frame(&mut jt, run, code, 0)?;
+        self.set_named(thread_obj, "threadStatus", STATUS_RUNNABLE);
+        let daemon = self.get_named(thread_obj, "daemon") != 0;
+        let _ = t;
+        self.add_thread(thread_obj, daemon, Some(jt), State::Runnable);
+        Ok(())
+    }
+
+    /// Wakes sleepers and waiters whose time has come, and hands free monitors to waiting threads.
+    fn update_states(&mut self, now: Instant) {
+        for i in 0..self.threads.len() {
+            let state = self.threads[i].state.clone();
+            let next = match state {
+                State::Sleeping(d) if d <= now => Some(State::Runnable),
+                State::Parked(Some(d)) if d <= now => Some(State::Runnable),
+                State::Waiting { obj, count, deadline, notified } if notified || deadline.is_some_and(|d| d <= now) => {
+                    // Re-enter the monitor before returning from wait().
+                    if self.monitor_free_for(i, obj) {
+                        if let Some(th) = self.threads[i].thread.as_mut() {
+                            th.held.extend(std::iter::repeat_n(obj, count));
+                        }
+                        Some(State::Runnable)
+                    } else {
+                        None
+                    }
+                }
+                State::Blocked(obj) if self.monitor_free_for(i, obj) => Some(State::Runnable),
+                _ => None,
+            };
+            if let Some(s) = next {
+                self.threads[i].state = s;
+            }
+        }
+    }
+
+    fn monitor_free_for(&self, who: usize, obj: Ref) -> bool {
+        self.threads
+            .iter()
+            .enumerate()
+            .all(|(i, s)| i == who || s.thread.as_ref().is_none_or(|th| !th.held.contains(&obj)))
+    }
+
+    fn earliest_deadline(&self) -> Option<Instant> {
+        self.threads
+            .iter()
+            .filter_map(|s| match s.state {
+                State::Sleeping(d) => Some(d),
+                State::Parked(Some(d)) => Some(d),
+                State::Waiting { deadline: Some(d), .. } => Some(d),
+                _ => None,
+            })
+            .min()
+    }
+
+    fn thread_name(&self, i: usize) -> String {
+        match self.get_named(self.threads[i].obj, "name") as Ref {
+            0 => format!("Thread-{i}"),
+            s => self.rust_string(s),
+        }
+    }
+
+    fn deadlock_report(&self) -> String {
+        let mut parts = Vec::new();
+        for (i, s) in self.threads.iter().enumerate() {
+            if s.daemon {
+                continue;
+            }
+            let holder = |obj: Ref| {
+                self.threads
+                    .iter()
+                    .position(|o| o.thread.as_ref().is_some_and(|th| th.held.contains(&obj)))
+                    .map(|h| format!(" held by \"{}\"", self.thread_name(h)))
+                    .unwrap_or_default()
+            };
+            let what = match &s.state {
+                State::Blocked(o) => format!(
+                    "waits to lock a {}{}",
+                    self.classes[self.heap.get(*o).class as usize].java_name(),
+                    holder(*o)
+                ),
+                State::Waiting { obj, .. } => {
+                    format!(
+                        "waits in Object.wait() on a {} that nobody notifies",
+                        self.classes[self.heap.get(*obj).class as usize].java_name()
+                    )
+                }
+                State::Parked(None) => "is parked with nobody to unpark it".to_string(),
+                _ => continue,
+            };
+            parts.push(format!("thread \"{}\" {what}", self.thread_name(i)));
+        }
+        parts.join("; ")
+    }
+
+    /// Runs `method(args)` on thread `who` and schedules every thread until that call returns.
+    pub(super) fn run_scheduled(&mut self, who: usize, method: MethodId, args: &[u64]) -> VmResult<Finished> {
+        {
+            let jt = self.threads[who].thread.as_mut().expect("thread is parked in its slot");
+            let start = jt.top_sp();
+            jt.ensure_capacity(start + args.len() + 16);
+            jt.stack[start..start + args.len()].copy_from_slice(args);
+        }
+        if self.methods[method as usize].is_native() {
+            let mut jt = self.threads[who].thread.take().expect("thread in slot");
+            let prev = std::mem::replace(&mut self.current, who);
+            let start = jt.top_sp();
+            let r = self.call_native(&mut jt, method, start, args.len());
+            self.current = prev;
+            self.threads[who].thread = Some(jt);
+            return match r {
+                Ok(v) => Ok(Finished::Returned(v)),
+                Err(Fault::Exception(e)) => Ok(Finished::Threw(e)),
+                Err(f) => Err(f),
+            };
+        }
+        let code = self.code_of(method)?;
+        {
+            let mut jt = self.threads[who].thread.take().expect("thread in slot");
+            let start = jt.top_sp();
+            let pushed = self.push_frame(&mut jt, method, code, start);
+            self.threads[who].thread = Some(jt);
+            pushed?;
+        }
+        let base_depth = self.threads[who].thread.as_ref().map(|j| j.frames.len() - 1).unwrap_or(0);
+        self.threads[who].state = State::Runnable;
+        match self.schedule(Some((who, base_depth)))? {
+            Some(done) => Ok(done),
+            None => Err(Fault::Fatal(VmError::Internal("scheduler ended without the target call".into()))),
+        }
+    }
+
+    /// The scheduler loop. With a target (thread, frame depth) it returns when that thread's call
+    /// at that depth ends; without one, when no non-daemon thread is left to run.
+    fn schedule(&mut self, target: Option<(usize, usize)>) -> VmResult<Option<Finished>> {
+        let mut next = target.map(|t| t.0).unwrap_or(0);
+        loop {
+            if target.is_none()
+                && !self.threads.iter().any(|s| !s.daemon && !matches!(s.state, State::Terminated | State::Idle))
+            {
+                return Ok(None);
+            }
+            self.update_states(Instant::now());
+            // Round robin from the thread after the one that ran last.
+            let n = self.threads.len();
+            let pick = (0..n).map(|k| (next + k) % n).find(|&i| self.threads[i].state == State::Runnable);
+            let Some(i) = pick else {
+                match self.earliest_deadline() {
+                    Some(d) => {
+                        std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                        continue;
+                    }
+                    None => return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report()))),
+                }
+            };
+            let mut jt = self.threads[i].thread.take().expect("runnable thread has a stack");
+            self.current = i;
+            self.switch_at = self.instructions + SLICE;
+            self.next_check = self.next_check.min(self.switch_at);
+            if let Some(msg) = self.threads[i].interrupted.take() {
+                self.set_named(jt.obj, "interrupted", 0);
+                let msg = (!msg.is_empty()).then_some(msg);
+                match self.throw_new(&mut jt, "java/lang/InterruptedException", msg) {
+                    Fault::Exception(e) => jt.pending_exception = e,
+                    other => {
+                        self.threads[i].thread = Some(jt);
+                        return Err(other);
+                    }
+                }
+            }
+            let is_target = target.is_some_and(|(who, _)| who == i);
+            let base = match target {
+                Some((who, depth)) if who == i => depth,
+                _ => 0,
+            };
+            let result = if jt.frames.len() > base {
+                self.nesting += 1;
+                let r = self.run(&mut jt, base);
+                self.nesting -= 1;
+                r
+            } else {
+                Ok(0)
+            };
+            self.threads[i].thread = Some(jt);
+            next = (i + 1) % self.threads.len();
+            match result {
+                Err(Fault::Yield) => continue,
+                Ok(v) if is_target => return Ok(Some(Finished::Returned(v))),
+                Err(Fault::Exception(e)) if is_target => return Ok(Some(Finished::Threw(e))),
+                Ok(_) => self.finish_thread(i, None)?,
+                Err(Fault::Exception(e)) => self.finish_thread(i, Some(e))?,
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// A thread's `run()` ended: report an uncaught exception as HotSpot does, run `Thread.exit`,
+    /// mark it terminated and wake the threads joining it.
+    fn finish_thread(&mut self, i: usize, uncaught: Option<Ref>) -> VmResult<()> {
+        let mut jt = self.threads[i].thread.take().expect("finished thread in slot");
+        let prev = std::mem::replace(&mut self.current, i);
+        let obj = jt.obj;
+        let thread_class = self.lookup_class("java/lang/Thread").expect("Thread is loaded");
+        let mut result = Ok(());
+        if let Some(e) = uncaught {
+            if let Some(m) = self.find_method(thread_class, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V") {
+                result = self.invoke(&mut jt, m, &[obj as u64, e as u64]).map(|_| ());
+            }
+        }
+        if let (Ok(()), Some(m)) = (&result, self.find_declared_method(thread_class, "exit", "()V")) {
+            result = self.invoke(&mut jt, m, &[obj as u64]).map(|_| ());
+        }
+        self.current = prev;
+        self.set_named(obj, "threadStatus", STATUS_TERMINATED);
+        jt.held.clear();
+        self.threads[i].state = State::Terminated;
+        // Joiners wait on the Thread object itself.
+        for s in self.threads.iter_mut() {
+            if let State::Waiting { obj: o, notified, .. } = &mut s.state {
+                if *o == obj {
+                    *notified = true;
+                }
+            }
+        }
+        drop(jt);
+        match result {
+            Err(Fault::Exception(_)) | Ok(()) => Ok(()),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Runs every thread until no non-daemon thread other than `who` is alive (the JVM's exit rule).
+    pub(super) fn await_non_daemon_threads(&mut self, who: usize) -> VmResult<()> {
+        self.threads[who].state = State::Idle;
+        let r = self.schedule(None);
+        self.threads[who].state = State::Runnable;
+        r.map(|_| ())
+    }
+}

@@ -1,0 +1,187 @@
+//! Calls through `VarHandle`s (`get`, `set`, `compareAndSet`, `getAndAdd`, …), which javac emits
+//! as signature-polymorphic invokes. The JDK's own code builds the handle objects (see
+//! natives/invoke.rs); the VM links each call site to [`Op::InvokeVarHandle`] and performs the
+//! access here, reading the handle's offsets and going through the same memory access as Unsafe.
+//! One thread runs at a time, so every access mode (plain, opaque, acquire/release, volatile) is
+//! the same operation.
+
+use super::heap::Ref;
+use super::natives::memory::{read, to_slot, width, STATIC_TAG};
+use super::ops::Op;
+use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
+use crate::classfile::descriptor::MethodDescriptor;
+
+/// The operation of an access mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum VhOp {
+    Get,
+    Set,
+    CompareAndSet,
+    CompareAndExchange,
+    GetAndSet,
+    GetAndAdd,
+    GetAndOr,
+    GetAndAnd,
+    GetAndXor,
+}
+
+impl VhOp {
+    /// The operation of a VarHandle method name, or None for a method that is not an access mode.
+    pub fn of(name: &str) -> Option<VhOp> {
+        let base = ["Volatile", "Acquire", "Release", "Opaque", "Plain"]
+            .iter()
+            .fold(name, |n, s| n.strip_suffix(s).unwrap_or(n));
+        Some(match base {
+            "get" => VhOp::Get,
+            "set" => VhOp::Set,
+            "compareAndSet" | "weakCompareAndSet" => VhOp::CompareAndSet,
+            "compareAndExchange" => VhOp::CompareAndExchange,
+            "getAndSet" => VhOp::GetAndSet,
+            "getAndAdd" => VhOp::GetAndAdd,
+            "getAndBitwiseOr" => VhOp::GetAndOr,
+            "getAndBitwiseAnd" => VhOp::GetAndAnd,
+            "getAndBitwiseXor" => VhOp::GetAndXor,
+            _ => return None,
+        })
+    }
+
+    fn from_u8(v: u8) -> VhOp {
+        [
+            VhOp::Get,
+            VhOp::Set,
+            VhOp::CompareAndSet,
+            VhOp::CompareAndExchange,
+            VhOp::GetAndSet,
+            VhOp::GetAndAdd,
+            VhOp::GetAndOr,
+            VhOp::GetAndAnd,
+            VhOp::GetAndXor,
+        ][v as usize]
+    }
+}
+
+/// The quickened op for a call `VarHandle.<name><descriptor>`.
+pub fn link(name: &str, descriptor: &str) -> Option<Op> {
+    let op = VhOp::of(name)?;
+    let d = MethodDescriptor::parse(descriptor)?;
+    Some(Op::InvokeVarHandle { op: op as u8, args: 1 + d.param_slots() as u16, ret_slots: d.ret.slots() as u8 })
+}
+
+impl<T: Tracker> Vm<T> {
+    /// Runs a VarHandle access whose arguments (handle first) are the `nargs` slots at `at`.
+    pub(super) fn varhandle_invoke(&mut self, t: &mut JThread, op: u8, at: usize, nargs: usize) -> VmResult<u64> {
+        let op = VhOp::from_u8(op);
+        let handle = t.stack[at] as Ref;
+        if handle == 0 {
+            return Err(self.throw_npe(t));
+        }
+        let class = self.classes[self.heap.get(handle).class as usize].name.clone();
+        let Some((family, shape)) = class.strip_prefix("java/lang/invoke/VarHandle").and_then(|r| r.split_once('$'))
+        else {
+            return Err(Fault::Fatal(VmError::Unsupported(format!("VarHandle of kind {}", class.replace('/', ".")))));
+        };
+        let kind = match family {
+            "Ints" => b'I',
+            "Longs" => b'J',
+            "References" => b'L',
+            "Booleans" => b'Z',
+            "Bytes" => b'B',
+            "Shorts" => b'S',
+            "Chars" => b'C',
+            "Floats" => b'F',
+            "Doubles" => b'D',
+            _ => {
+                return Err(Fault::Fatal(VmError::Unsupported(format!(
+                    "VarHandle of kind {}",
+                    class.replace('/', ".")
+                ))))
+            }
+        };
+        if shape.ends_with("ReadOnly") && op != VhOp::Get {
+            return Err(self.throw_new(t, "java/lang/UnsupportedOperationException", None));
+        }
+        // Coordinates: (receiver) for instance fields, () for statics, (array, index) for arrays.
+        let (obj, offset, mut next) = if shape.starts_with("FieldInstance") {
+            let recv = t.stack[at + 1] as Ref;
+            if recv == 0 {
+                return Err(self.throw_npe(t));
+            }
+            (recv, self.get_named(handle, "fieldOffset") as i64, at + 2)
+        } else if shape.starts_with("FieldStatic") {
+            let base = self.get_named(handle, "base") as Ref;
+            let off = self.get_named(handle, "fieldOffset") as i64;
+            (base, off | STATIC_TAG, at + 1)
+        } else if shape == "Array" {
+            let (arr, index) = (t.stack[at + 1] as Ref, t.stack[at + 2] as i32);
+            if arr == 0 {
+                return Err(self.throw_npe(t));
+            }
+            let len = self.heap.get(arr).data.array_len().unwrap_or(0);
+            if index < 0 || index as usize >= len {
+                return Err(self.throw_index(t, index, len));
+            }
+            let abase = self.get_named(handle, "abase") as i32 as i64;
+            let ashift = self.get_named(handle, "ashift") as i32;
+            (arr, abase + ((index as i64) << ashift), at + 3)
+        } else {
+            return Err(Fault::Fatal(VmError::Unsupported(format!("VarHandle of kind {}", class.replace('/', ".")))));
+        };
+        let slots = if matches!(kind, b'J' | b'D') { 2 } else { 1 };
+        let mut value = || {
+            let v = t.stack[next];
+            next += slots;
+            v
+        };
+        let (a, b) = match op {
+            VhOp::Get => (0, 0),
+            VhOp::CompareAndSet | VhOp::CompareAndExchange => (value(), value()),
+            _ => (value(), 0),
+        };
+        debug_assert!(next <= at + nargs);
+        let w = width(kind);
+        let mask = if w == 8 { u64::MAX } else { (1u64 << (8 * w)) - 1 };
+        let current = read(self, t, obj, offset, w)?;
+        let store = |vm: &mut Self, t: &mut JThread, v: u64| super::natives::memory::write(vm, t, obj, offset, w, v);
+        Ok(match op {
+            VhOp::Get => to_slot(kind, current),
+            VhOp::Set => {
+                store(self, t, if kind == b'Z' { a & 1 } else { a })?;
+                0
+            }
+            VhOp::CompareAndSet | VhOp::CompareAndExchange => {
+                let hit = current & mask == a & mask;
+                if hit {
+                    store(self, t, b)?;
+                }
+                if op == VhOp::CompareAndSet {
+                    hit as u64
+                } else {
+                    to_slot(kind, current)
+                }
+            }
+            VhOp::GetAndSet => {
+                store(self, t, a)?;
+                to_slot(kind, current)
+            }
+            VhOp::GetAndAdd => {
+                let sum = match kind {
+                    b'F' => (f32::from_bits(current as u32) + f32::from_bits(a as u32)).to_bits() as u64,
+                    b'D' => (f64::from_bits(current) + f64::from_bits(a)).to_bits(),
+                    _ => current.wrapping_add(a),
+                };
+                store(self, t, sum)?;
+                to_slot(kind, current)
+            }
+            VhOp::GetAndOr | VhOp::GetAndAnd | VhOp::GetAndXor => {
+                let r = match op {
+                    VhOp::GetAndOr => current | a,
+                    VhOp::GetAndAnd => current & a,
+                    _ => current ^ a,
+                };
+                store(self, t, r)?;
+                to_slot(kind, current)
+            }
+        })
+    }
+}

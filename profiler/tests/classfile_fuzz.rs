@@ -45,7 +45,7 @@ fn every_java_base_class_parses_and_decodes() {
     assert!(names.len() > 5000, "java.base has thousands of classes, found {}", names.len());
     let mut failures = Vec::new();
     for n in &names {
-        let bytes = image.resource(n).unwrap().unwrap();
+        let bytes = image.image_resource(n).unwrap().unwrap();
         match classfile::parse(&bytes) {
             Ok(c) => {
                 for m in &c.methods {
@@ -77,7 +77,7 @@ fn mutated_real_class_files_never_panic() {
     let mut refused = 0;
     let mut total = 0;
     for name in samples {
-        let original = image.resource(name).unwrap().unwrap();
+        let original = image.image_resource(name).unwrap().unwrap();
         for _ in 0..400 {
             let mut bytes = original.clone();
             for _ in 0..1 + rng.below(4) {

@@ -3,7 +3,8 @@
 //! the same first line of stderr, and exit with the same status. The expected output is produced
 //! by `java` in the test itself, so it can never go stale.
 //!
-//! A program may carry `args.txt` (one argument per line).
+//! A program may carry `args.txt` (one argument per line) and `classpath.txt` (jars it compiles
+//! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages).
 
 use bloatlens_profiler::run::{run, RunConfig};
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -20,13 +21,17 @@ struct Expected {
     status: i32,
 }
 
-fn compile(src: &Path, out: &Path) -> Result<(), Failed> {
+fn compile(src: &Path, out: &Path, jars: &[String]) -> Result<(), Failed> {
     let sources: Vec<PathBuf> = std::fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
         .collect();
-    let output = Command::new("javac")
+    let mut javac = Command::new("javac");
+    if !jars.is_empty() {
+        javac.arg("-cp").arg(jars.join(":"));
+    }
+    let output = javac
         .args(["-g", "-nowarn", "-d"])
         .arg(out)
         .args(&sources)
@@ -42,10 +47,10 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-fn hotspot(classes: &Path, args: &[String]) -> Result<Expected, Failed> {
+fn hotspot(class_path: &str, args: &[String]) -> Result<Expected, Failed> {
     let out = Command::new("java")
         .args(["-Xshare:auto", "-XX:+UseSerialGC", "-cp"])
-        .arg(classes)
+        .arg(class_path)
         .arg("Main")
         .args(args)
         .output()
@@ -60,12 +65,20 @@ fn hotspot(classes: &Path, args: &[String]) -> Result<Expected, Failed> {
 fn check(dir: &Path) -> Result<(), Failed> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let classes = tmp.path().join("classes");
-    compile(dir, &classes)?;
-    let args: Vec<String> = std::fs::read_to_string(dir.join("args.txt"))
-        .map(|s| s.lines().map(str::to_string).collect())
-        .unwrap_or_default();
-    let expected = hotspot(&classes, &args)?;
-    let mut config = RunConfig::new(classes.display().to_string(), "Main");
+    let lines = |name: &str| -> Vec<String> {
+        std::fs::read_to_string(dir.join(name)).map(|s| s.lines().map(str::to_string).collect()).unwrap_or_default()
+    };
+    let jars = lines("classpath.txt");
+    if let Some(missing) = jars.iter().find(|j| !Path::new(j).exists()) {
+        return Err(
+            format!("library {missing} is missing: .ci/run installs it (see scripts/install-libraries.sh)").into()
+        );
+    }
+    compile(dir, &classes, &jars)?;
+    let args = lines("args.txt");
+    let class_path = std::iter::once(classes.display().to_string()).chain(jars).collect::<Vec<_>>().join(":");
+    let expected = hotspot(&class_path, &args)?;
+    let mut config = RunConfig::new(class_path, "Main");
     config.args = args;
     config.capture = true;
     let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;

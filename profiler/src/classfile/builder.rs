@@ -114,6 +114,7 @@ impl ClassBuilder {
             nest_members: Vec::new(),
             record_components: Vec::new(),
             permitted_subclasses: Vec::new(),
+            signature: None,
         }
     }
 }

@@ -70,12 +70,16 @@ pub struct MemberRef {
 #[derive(Debug, Clone, Default)]
 pub struct ConstantPool {
     entries: Vec<Constant>,
+    /// The exact UTF-16 of Utf8 entries that are not valid Unicode (lone surrogates, which Java
+    /// string literals may hold); their `Utf8` text has U+FFFD in those places.
+    exact_utf16: std::collections::HashMap<u16, Arc<[u16]>>,
 }
 
 impl ConstantPool {
     pub(crate) fn parse(r: &mut Reader) -> Result<Self, ClassFormatError> {
         let count = r.u2("constant_pool_count")? as usize;
         let mut entries = Vec::with_capacity(count);
+        let mut exact_utf16 = std::collections::HashMap::new();
         entries.push(Constant::Unusable);
         while entries.len() < count {
             let at = r.offset();
@@ -84,10 +88,13 @@ impl ConstantPool {
                 1 => {
                     let len = r.u2("Utf8 length")? as usize;
                     let bytes = r.bytes(len, "Utf8 bytes")?;
-                    Constant::Utf8(
-                        decode_modified_utf8(bytes)
-                            .ok_or(ClassFormatError { offset: at, expected: "well-formed modified UTF-8".into() })?,
-                    )
+                    let malformed = || ClassFormatError { offset: at, expected: "well-formed modified UTF-8".into() };
+                    let text = decode_modified_utf8(bytes).ok_or_else(malformed)?;
+                    if text.contains('\u{FFFD}') {
+                        let units = modified_utf8_to_utf16(bytes).ok_or_else(malformed)?;
+                        exact_utf16.insert(entries.len() as u16, Arc::from(units));
+                    }
+                    Constant::Utf8(text)
                 }
                 3 => Constant::Integer(r.u4("Integer")? as i32),
                 4 => Constant::Float(f32::from_bits(r.u4("Float")?)),
@@ -136,7 +143,7 @@ impl ConstantPool {
         if entries.len() != count {
             return Err(r.error("a long or double entry that fits in the constant pool"));
         }
-        let pool = ConstantPool { entries };
+        let pool = ConstantPool { entries, exact_utf16 };
         pool.check_references().map_err(|e| r.error(e))?;
         Ok(pool)
     }
@@ -181,7 +188,15 @@ impl ConstantPool {
 
     /// A pool made by [`super::builder::ClassBuilder`]: its entries are consistent by construction.
     pub(crate) fn from_entries(entries: Vec<Constant>) -> Self {
-        ConstantPool { entries }
+        ConstantPool { entries, exact_utf16: Default::default() }
+    }
+
+    /// The UTF-16 code units of a Utf8 entry, exactly as Java sees them (for string literals).
+    pub fn utf16(&self, index: u16) -> Result<Vec<u16>, String> {
+        if let Some(units) = self.exact_utf16.get(&index) {
+            return Ok(units.to_vec());
+        }
+        Ok(self.utf8(index)?.encode_utf16().collect())
     }
 
     pub fn len(&self) -> usize {
@@ -237,12 +252,18 @@ impl ConstantPool {
 }
 
 /// Decodes the JVM's modified UTF-8 (surrogate pairs as two 3-byte sequences, NUL as two bytes).
+/// Lone surrogates become U+FFFD here; [`ConstantPool::utf16`] keeps them.
 pub fn decode_modified_utf8(bytes: &[u8]) -> Option<Arc<str>> {
     if let Ok(s) = std::str::from_utf8(bytes) {
         if !s.contains('\0') {
             return Some(Arc::from(s));
         }
     }
+    modified_utf8_to_utf16(bytes).map(|units| Arc::from(String::from_utf16_lossy(&units)))
+}
+
+/// The UTF-16 code units that modified UTF-8 encodes.
+fn modified_utf8_to_utf16(bytes: &[u8]) -> Option<Vec<u16>> {
     let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -263,5 +284,5 @@ pub fn decode_modified_utf8(bytes: &[u8]) -> Option<Arc<str>> {
             return None;
         }
     }
-    Some(Arc::from(String::from_utf16_lossy(&units)))
+    Some(units)
 }

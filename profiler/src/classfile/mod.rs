@@ -57,6 +57,8 @@ pub struct ClassFile {
     pub nest_members: Vec<Arc<str>>,
     pub record_components: Vec<RecordComponent>,
     pub permitted_subclasses: Vec<Arc<str>>,
+    /// The generic signature (`Signature` attribute), if any.
+    pub signature: Option<Arc<str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -190,6 +192,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         nest_members: Vec::new(),
         record_components: Vec::new(),
         permitted_subclasses: Vec::new(),
+        signature: None,
         constant_pool: ConstantPool::default(),
     };
     let n = r.u2("attributes_count")?;
@@ -200,6 +203,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
         match &*name {
             "SourceFile" => class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?),
+            "Signature" => class.signature = Some(utf8_at(&cp, &mut a, "Signature index").map_err(rebase)?),
             "BootstrapMethods" => {
                 let count = a.u2("num_bootstrap_methods").map_err(rebase)?;
                 for _ in 0..count {

@@ -20,9 +20,9 @@ impl JarSource {
 }
 
 impl ClassSource for JarSource {
-    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+    fn resource(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
         let mut archive = self.archive.lock().unwrap_or_else(|p| p.into_inner());
-        let mut entry = match archive.by_name(&format!("{name}.class")) {
+        let mut entry = match archive.by_name(name) {
             Ok(e) => e,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
             Err(e) => return Err(ClassPathError::BadJar { path: self.path.clone(), reason: e.to_string() }),
@@ -30,7 +30,7 @@ impl ClassSource for JarSource {
         let mut bytes = Vec::with_capacity(entry.size() as usize);
         entry
             .read_to_end(&mut bytes)
-            .map_err(|e| ClassPathError::BadJar { path: self.path.clone(), reason: format!("{name}.class: {e}") })?;
+            .map_err(|e| ClassPathError::BadJar { path: self.path.clone(), reason: format!("{name}: {e}") })?;
         Ok(Some((bytes, Origin::ClassPath)))
     }
     fn describe(&self) -> String {

@@ -147,7 +147,7 @@ impl JImage {
     }
 
     /// The bytes of the resource with this full name (`/java.base/java/lang/Object.class`).
-    pub fn resource(&self, name: &str) -> Result<Option<Vec<u8>>, ClassPathError> {
+    pub fn image_resource(&self, name: &str) -> Result<Option<Vec<u8>>, ClassPathError> {
         let bad = |reason: String| ClassPathError::BadImage { path: self.path.clone(), reason };
         let bytes = name.as_bytes();
         let index = hash(bytes, HASH_MULTIPLIER) as usize % self.table_length;
@@ -213,7 +213,7 @@ impl JImage {
             return Ok(m.clone());
         }
         let dotted = package.replace('/', ".");
-        let module = match self.resource(&format!("/packages/{dotted}"))? {
+        let module = match self.image_resource(&format!("/packages/{dotted}"))? {
             None => None,
             Some(content) => content
                 .chunks_exact(8)
@@ -228,12 +228,19 @@ impl JImage {
 }
 
 impl ClassSource for JImage {
-    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
-        let package = name.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-        let Some(module) = self.module_of_package(package)? else {
-            return Ok(None);
+    fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        // Data directories are not packages: the nearest enclosing package names the module.
+        let mut dir = path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+        let module = loop {
+            if let Some(m) = self.module_of_package(dir)? {
+                break m;
+            }
+            match dir.rsplit_once('/') {
+                Some((parent, _)) => dir = parent,
+                None => return Ok(None),
+            }
         };
-        Ok(self.resource(&format!("/{module}/{name}.class"))?.map(|b| (b, Origin::Module(module))))
+        Ok(self.image_resource(&format!("/{module}/{path}"))?.map(|b| (b, Origin::Module(module))))
     }
     fn describe(&self) -> String {
         self.path.display().to_string()

@@ -33,9 +33,10 @@ pub enum Origin {
     ClassPath,
 }
 
-/// A place that may hold classes, keyed by internal name (`java/lang/String`).
+/// A place that may hold classes and resources, keyed by path (`java/lang/String.class`,
+/// `org/example/config.properties`).
 pub trait ClassSource: Send + Sync {
-    fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError>;
+    fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError>;
     fn describe(&self) -> String;
 }
 
@@ -50,8 +51,8 @@ impl DirSource {
 }
 
 impl ClassSource for DirSource {
-    fn find(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
-        let path = self.root.join(format!("{name}.class"));
+    fn resource(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        let path = self.root.join(name);
         match std::fs::read(&path) {
             Ok(bytes) => Ok(Some((bytes, Origin::ClassPath))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -89,9 +90,15 @@ impl ClassPath {
         Ok(())
     }
 
+    /// The class file of a class, by internal name (`java/lang/String`).
     pub fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        self.resource(&format!("{internal_name}.class"))
+    }
+
+    /// A resource by path, from the first source that has it.
+    pub fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
         for s in &self.sources {
-            if let Some(found) = s.find(internal_name)? {
+            if let Some(found) = s.resource(path)? {
                 return Ok(Some(found));
             }
         }

@@ -111,6 +111,8 @@ pub struct Field {
     /// Instance fields: index into the object's slots. Static fields: index into the VM's statics.
     pub slot: u32,
     pub constant_value: Option<u16>,
+    /// Generic signature, for reflection (`Field.getGenericType`).
+    pub signature: Option<Arc<str>>,
 }
 
 impl Field {
@@ -180,6 +182,8 @@ pub struct Method {
     /// Slots the arguments take, the receiver included.
     pub arg_slots: u16,
     pub raw: Option<crate::classfile::Code>,
+    /// Generic signature, for reflection.
+    pub signature: Option<Arc<str>>,
     pub code: OnceCell<Rc<Code>>,
     pub vindex: Option<u32>,
 }

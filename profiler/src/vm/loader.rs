@@ -134,6 +134,7 @@ impl<T: Tracker> Vm<T> {
                 access: f.access_flags,
                 slot,
                 constant_value: f.constant_value,
+                signature: f.signature.clone(),
             });
         }
         if name == "java/lang/Class" {
@@ -163,6 +164,7 @@ impl<T: Tracker> Vm<T> {
                 parsed,
                 arg_slots,
                 raw: m.code.clone(),
+                signature: m.signature.clone(),
                 code: OnceCell::new(),
                 vindex: None,
             });
@@ -518,11 +520,8 @@ impl<T: Tracker> Vm<T> {
                 Some(Constant::Float(f)) => f.to_bits() as u64,
                 Some(Constant::Long(l)) => *l as u64,
                 Some(Constant::Double(d)) => d.to_bits(),
-                Some(Constant::String { utf8 }) => match file.constant_pool.utf8(*utf8) {
-                    Ok(s) => {
-                        let s = s.clone();
-                        self.intern_str(&s) as u64
-                    }
+                Some(Constant::String { utf8 }) => match file.constant_pool.utf16(*utf8) {
+                    Ok(units) => self.intern_utf16(units.into()) as u64,
                     Err(_) => 0,
                 },
                 _ => 0,

@@ -255,6 +255,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub native_memory: natives::NativeMemory,
     /// The Java stack where the last fatal error happened (for diagnostics).
     pub last_fatal_stack: String,
+    /// java.util.zip.Inflater state.
+    pub(crate) inflaters: natives::Inflaters,
     /// Files the program has open.
     pub(crate) open_files: natives::OpenFiles,
     /// BLOATLENS_TRACE_EXCEPTIONS: print every exception's stack as it is created (VM debugging).
@@ -319,6 +321,7 @@ impl<T: Tracker> Vm<T> {
             ref_maps: HashMap::new(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
             open_files: natives::OpenFiles::default(),
+            inflaters: natives::Inflaters::default(),
         };
         let mut thread = JThread::new();
         vm.boot(&mut thread)?;
@@ -339,6 +342,11 @@ impl<T: Tracker> Vm<T> {
     pub fn sig(&mut self, name: &Arc<str>, descriptor: &Arc<str>) -> SigId {
         let next = self.sigs.len() as SigId;
         *self.sigs.entry((name.clone(), descriptor.clone())).or_insert(next)
+    }
+
+    /// A resource's bytes, from the JDK image or the user's class path.
+    pub fn find_resource(&self, path: &str) -> Option<Vec<u8>> {
+        self.class_path.resource(path).ok().flatten().map(|(b, _)| b)
     }
 
     pub fn find_sig(&self, name: &str, descriptor: &str) -> Option<SigId> {

@@ -45,8 +45,8 @@ impl<T: Tracker> Vm<T> {
                 Some(Constant::Integer(v)) => Op::Iconst(*v),
                 Some(Constant::Float(v)) => Op::Fconst(*v),
                 Some(Constant::String { utf8 }) => {
-                    let s = cp.utf8(*utf8).map_err(bad)?.clone();
-                    Op::LdcRef(self.intern_str(&s))
+                    let units = cp.utf16(*utf8).map_err(bad)?;
+                    Op::LdcRef(self.intern_utf16(units.into()))
                 }
                 Some(Constant::Class { .. }) => {
                     let c = self.resolve_class_in(t, owner, i)?;

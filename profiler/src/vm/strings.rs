@@ -51,7 +51,11 @@ impl<T: Tracker> Vm<T> {
 
     /// The interned string with this content (string literals, `String.intern`).
     pub fn intern_str(&mut self, s: &str) -> Ref {
-        let units: Box<[u16]> = s.encode_utf16().collect();
+        self.intern_utf16(s.encode_utf16().collect())
+    }
+
+    /// The interned string with these UTF-16 code units.
+    pub fn intern_utf16(&mut self, units: Box<[u16]>) -> Ref {
         if let Some(&r) = self.interned.get(&units) {
             return r;
         }

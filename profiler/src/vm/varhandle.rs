@@ -69,6 +69,42 @@ pub fn link(name: &str, descriptor: &str) -> Option<Op> {
 }
 
 impl<T: Tracker> Vm<T> {
+    /// `MethodHandles.byteArrayViewVarHandle`: an int/long/… read or written at a byte index of a
+    /// `byte[]`, in the handle's byte order.
+    fn byte_array_view(&mut self, t: &mut JThread, handle: Ref, family: &str, op: VhOp, at: usize) -> VmResult<u64> {
+        let kind = match family {
+            "Shorts" => b'S',
+            "Chars" => b'C',
+            "Ints" => b'I',
+            "Longs" => b'J',
+            "Floats" => b'F',
+            "Doubles" => b'D',
+            _ => return Err(Fault::Fatal(VmError::Unsupported(format!("byte-array view VarHandle of {family}")))),
+        };
+        let (arr, index) = (t.stack[at + 1] as Ref, t.stack[at + 2] as i32);
+        if arr == 0 {
+            return Err(self.throw_npe(t));
+        }
+        let w = width(kind);
+        let len = self.heap.get(arr).data.array_len().unwrap_or(0);
+        if index < 0 || index as usize + w > len {
+            let msg = format!("Index {index} out of bounds for length {len}");
+            return Err(self.throw_new(t, "java/lang/IndexOutOfBoundsException", Some(&msg)));
+        }
+        let big_endian = self.get_named(handle, "be") != 0;
+        let swap = |v: u64| if big_endian { v.swap_bytes() >> (64 - 8 * w) } else { v };
+        let offset = super::natives::memory::ARRAY_BASE + index as i64;
+        match op {
+            VhOp::Get => Ok(to_slot(kind, swap(read(self, t, arr, offset, w)?))),
+            VhOp::Set => {
+                let mask = if w == 8 { u64::MAX } else { (1u64 << (8 * w)) - 1 };
+                super::natives::memory::write(self, t, arr, offset, w, swap(t.stack[at + 3] & mask))?;
+                Ok(0)
+            }
+            _ => Err(Fault::Fatal(VmError::Unsupported(format!("byte-array view VarHandle access {op:?}")))),
+        }
+    }
+
     /// Runs a VarHandle access whose arguments (handle first) are the `nargs` slots at `at`.
     pub(super) fn varhandle_invoke(&mut self, t: &mut JThread, op: u8, at: usize, nargs: usize) -> VmResult<u64> {
         let op = VhOp::from_u8(op);
@@ -77,6 +113,11 @@ impl<T: Tracker> Vm<T> {
             return Err(self.throw_npe(t));
         }
         let class = self.classes[self.heap.get(handle).class as usize].name.clone();
+        if let Some(family) =
+            class.strip_prefix("java/lang/invoke/VarHandleByteArrayAs").and_then(|r| r.strip_suffix("$ArrayHandle"))
+        {
+            return self.byte_array_view(t, handle, family, op, at);
+        }
         let Some((family, shape)) = class.strip_prefix("java/lang/invoke/VarHandle").and_then(|r| r.split_once('$'))
         else {
             return Err(Fault::Fatal(VmError::Unsupported(format!("VarHandle of kind {}", class.replace('/', ".")))));

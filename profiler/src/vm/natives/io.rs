@@ -26,6 +26,59 @@ impl OpenFiles {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // RandomAccessFile: files in the same table as the streams (the JDK's ZipFile reads jars so).
+    const RAF: &str = "java/io/RandomAccessFile";
+    reg.add(RAF, "open0", "(Ljava/lang/String;I)V", |vm, t, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        let mode = a[2] as i32;
+        let write = mode & 2 != 0; // RandomAccessFile.RW
+        let file = std::fs::OpenOptions::new().read(true).write(write).create(write).truncate(false).open(&path);
+        open_into(vm, t, a[0] as Ref, &path, file)
+    });
+    reg.add(RAF, "read0", "()I", |vm, t, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        let mut b = [0u8; 1];
+        match read_fd(vm, t, fd, &mut b)? {
+            0 => Ok(-1i32 as u32 as u64),
+            _ => Ok(b[0] as u64),
+        }
+    });
+    reg.add(RAF, "readBytes", "([BII)I", read_bytes);
+    reg.add(RAF, "writeBytes", "([BII)V", |vm, t, a| write_bytes(vm, t, &[a[0], a[1], a[2], a[3], 0]));
+    reg.add(RAF, "write0", "(I)V", |vm, t, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        write_fd(vm, t, fd, &[a[1] as u8])?;
+        Ok(0)
+    });
+    reg.add(RAF, "seek0", "(J)V", |vm, t, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        match vm.open_files.files.get_mut(&fd) {
+            Some(f) => {
+                f.seek(SeekFrom::Start(a[1])).ok();
+                Ok(0)
+            }
+            None => Err(vm.throw_new(t, "java/io/IOException", Some("Stream Closed"))),
+        }
+    });
+    reg.add(RAF, "getFilePointer", "()J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        Ok(vm.open_files.files.get_mut(&fd).and_then(|f| f.stream_position().ok()).unwrap_or(0))
+    });
+    reg.add(RAF, "length0", "()J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).map(|m| m.len()).unwrap_or(0))
+    });
+    reg.add(RAF, "length", "()J", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).map(|m| m.len()).unwrap_or(0))
+    });
+    reg.add(RAF, "setLength0", "(J)V", |vm, _, a| {
+        let fd = fd_of(vm, a[0] as Ref);
+        if let Some(f) = vm.open_files.files.get(&fd) {
+            f.set_len(a[1]).ok();
+        }
+        Ok(0)
+    });
     reg.add("java/io/FileDescriptor", "getHandle", "(I)J", |_, _, _| Ok(-1i64 as u64));
     reg.add("java/io/FileDescriptor", "getAppend", "(I)Z", |_, _, _| Ok(0));
     reg.add("java/io/FileDescriptor", "close0", "()V", |vm, _, a| {

@@ -240,7 +240,13 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
     });
     reg.add("java/lang/Class", "getEnclosingMethod0", "()[Ljava/lang/Object;", |_, _, _| Ok(0));
-    reg.add("java/lang/Class", "getGenericSignature0", "()Ljava/lang/String;", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getGenericSignature0", "()Ljava/lang/String;", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        match vm.classes[c as usize].file.as_ref().and_then(|f| f.signature.clone()) {
+            Some(sig) => Ok(vm.intern_str(&sig) as u64),
+            None => Ok(0),
+        }
+    });
     reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| Ok(0));
     reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |_, _, _| Ok(0));
     reg.add("java/lang/Class", "getNestHost0", "()Ljava/lang/Class;", |vm, t, a| {

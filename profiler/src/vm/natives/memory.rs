@@ -8,7 +8,7 @@ use crate::vm::class::ClassKind;
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
-const ARRAY_BASE: i64 = 16;
+pub(crate) const ARRAY_BASE: i64 = 16;
 pub(crate) const STATIC_TAG: i64 = 1 << 40;
 const MEMORY_BASE: u64 = 0x1_0000_0000;
 
@@ -92,6 +92,18 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let (o, off, len, v) = (a[1] as Ref, a[2] as i64, a[4] as i64, a[6] as u8);
         for i in 0..len {
             write(vm, t, o, off + i, 1, v as u64)?;
+        }
+        Ok(0)
+    });
+    reg.add(U, "copySwapMemory0", "(Ljava/lang/Object;JLjava/lang/Object;JJJ)V", |vm, t, a| {
+        // Copies elements of `size` bytes, reversing the bytes of each (endianness conversion).
+        let (src, soff, dst, doff, len, size) =
+            (a[1] as Ref, a[2] as i64, a[4] as Ref, a[5] as i64, a[7] as i64, a[9] as i64);
+        let bytes: Vec<u64> = (0..len).map(|i| read(vm, t, src, soff + i, 1)).collect::<VmResult<_>>()?;
+        for (i, chunk) in bytes.chunks(size.max(1) as usize).enumerate() {
+            for (j, &b) in chunk.iter().rev().enumerate() {
+                write(vm, t, dst, doff + (i * size as usize + j) as i64, 1, b)?;
+            }
         }
         Ok(0)
     });

@@ -10,9 +10,13 @@ mod invoke;
 mod io;
 mod lang;
 pub(crate) mod memory;
+mod nio;
 mod reflect;
+mod resources;
+mod zip;
 pub use io::OpenFiles;
 pub use memory::NativeMemory;
+pub use zip::Inflaters;
 mod system;
 
 use super::class::MethodId;
@@ -44,6 +48,9 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     io::register(&mut r);
     memory::register(&mut r);
     invoke::register(&mut r);
+    zip::register(&mut r);
+    nio::register(&mut r);
+    resources::register(&mut r);
     reflect::register(&mut r);
     t
 }
@@ -139,6 +146,12 @@ impl<T: Tracker> Vm<T> {
             }
             None => false,
         }
+    }
+
+    /// A new `byte[]` with these contents.
+    pub(super) fn new_byte_array(&mut self, bytes: &[u8]) -> Ref {
+        let data: Box<[i8]> = bytes.iter().map(|&b| b as i8).collect();
+        self.heap.alloc(self.wk.byte_array, ObjData::Bytes(data))
     }
 
     /// A new `String[]` with these contents (nulls for None).

@@ -198,6 +198,7 @@ impl<T: Tracker> Vm<T> {
     fn reflect_method(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
         let method = &self.methods[m as usize];
         let (class, name, access, parsed) = (method.class, method.name.clone(), method.access, method.parsed.clone());
+        let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         let decl = self.mirror(class);
         let name = self.intern_str(&name);
         let params = self.type_mirrors(t, &parsed.param_types)?;
@@ -212,7 +213,7 @@ impl<T: Tracker> Vm<T> {
                 t,
                 "java/lang/reflect/Method",
                 "(Ljava/lang/Class;Ljava/lang/String;[Ljava/lang/Class;Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B[B)V",
-                &[decl as u64, name as u64, params as u64, ret as u64, ex as u64, access as u64, m as u64, 0, 0, 0, 0],
+                &[decl as u64, name as u64, params as u64, ret as u64, ex as u64, access as u64, m as u64, signature as u64, 0, 0, 0],
             )
         })
     }
@@ -220,6 +221,7 @@ impl<T: Tracker> Vm<T> {
     fn reflect_constructor(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
         let method = &self.methods[m as usize];
         let (class, access, parsed) = (method.class, method.access, method.parsed.clone());
+        let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         let decl = self.mirror(class);
         let params = self.type_mirrors(t, &parsed.param_types)?;
         let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
@@ -228,7 +230,7 @@ impl<T: Tracker> Vm<T> {
                 t,
                 "java/lang/reflect/Constructor",
                 "(Ljava/lang/Class;[Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B)V",
-                &[decl as u64, params as u64, ex as u64, access as u64, m as u64, 0, 0, 0],
+                &[decl as u64, params as u64, ex as u64, access as u64, m as u64, signature as u64, 0, 0],
             )
         })
     }
@@ -239,11 +241,21 @@ impl<T: Tracker> Vm<T> {
         let name = self.intern_str(&f.name);
         let ty = self.type_mirror(t, &f.descriptor)?;
         let trusted_final = f.is_static() && f.access & crate::classfile::access::FINAL != 0;
+        let signature = f.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         self.construct(
             t,
             "java/lang/reflect/Field",
             "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/Class;IZILjava/lang/String;[B)V",
-            &[decl as u64, name as u64, ty as u64, f.access as u64, trusted_final as u64, f.slot as u64, 0, 0],
+            &[
+                decl as u64,
+                name as u64,
+                ty as u64,
+                f.access as u64,
+                trusted_final as u64,
+                f.slot as u64,
+                signature as u64,
+                0,
+            ],
         )
     }
 

@@ -7,6 +7,21 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // Performance counters (PerfCounter): backed by a plain 8-byte heap buffer nobody reads.
+    reg.add("jdk/internal/perf/Perf", "createLong", "(Ljava/lang/String;IIJ)Ljava/nio/ByteBuffer;", |vm, t, _| {
+        let c = vm.load_or_throw(t, "java/nio/ByteBuffer")?;
+        vm.initialize(t, c)?;
+        let alloc = vm
+            .find_declared_method(c, "allocate", "(I)Ljava/nio/ByteBuffer;")
+            .ok_or_else(|| VmError::Internal("ByteBuffer.allocate".into()))?;
+        vm.invoke(t, alloc, &[8])
+    });
+    reg.add(
+        "java/security/AccessController",
+        "getProtectionDomain",
+        "(Ljava/lang/Class;)Ljava/security/ProtectionDomain;",
+        |_, _, _| Ok(0),
+    );
     // Native libraries: the VM implements natives itself, so loading a JDK library is a no-op.
     reg.add("jdk/internal/loader/BootLoader", "loadLibrary", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
     // One class namespace: the JDK's loaders find classes through the VM's own loader.

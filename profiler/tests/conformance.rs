@@ -3,6 +3,10 @@
 //! the same first line of stderr, and exit with the same status. The expected output is produced
 //! by `java` in the test itself, so it can never go stale.
 //!
+//! The suite runs twice: on the default JDK (17), and on JDK 25 (`BLOATLENS_JDK25`, else the Temurin 25
+//! these machines carry) compiled with that JDK's own `javac`; the JDK 25 run is skipped, loudly, only
+//! when that JDK is absent. `jdk25-known-gaps.txt` lists programs that do not pass on JDK 25 yet.
+//!
 //! A program may carry `args.txt` (one argument per line) and `classpath.txt` (jars it compiles
 //! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages).
 
@@ -21,13 +25,31 @@ struct Expected {
     status: i32,
 }
 
-fn compile(src: &Path, out: &Path, jars: &[String]) -> Result<(), Failed> {
+/// The JDK a trial compiles with, compares against, and runs the VM on.
+#[derive(Clone)]
+struct Jdk {
+    javac: PathBuf,
+    java: PathBuf,
+    /// None: the VM's own default (JAVA_HOME or the `java` on PATH).
+    home: Option<PathBuf>,
+}
+
+impl Jdk {
+    fn default_jdk() -> Jdk {
+        Jdk { javac: "javac".into(), java: "java".into(), home: None }
+    }
+    fn at(home: &Path) -> Jdk {
+        Jdk { javac: home.join("bin/javac"), java: home.join("bin/java"), home: Some(home.into()) }
+    }
+}
+
+fn compile(jdk: &Jdk, src: &Path, out: &Path, jars: &[String]) -> Result<(), Failed> {
     let sources: Vec<PathBuf> = std::fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
         .collect();
-    let mut javac = Command::new("javac");
+    let mut javac = Command::new(&jdk.javac);
     if !jars.is_empty() {
         javac.arg("-cp").arg(jars.join(":"));
     }
@@ -47,8 +69,8 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-fn hotspot(class_path: &str, args: &[String]) -> Result<Expected, Failed> {
-    let out = Command::new("java")
+fn hotspot(jdk: &Jdk, class_path: &str, args: &[String]) -> Result<Expected, Failed> {
+    let out = Command::new(&jdk.java)
         .args(["-Xshare:auto", "-XX:+UseSerialGC", "-cp"])
         .arg(class_path)
         .arg("Main")
@@ -62,7 +84,7 @@ fn hotspot(class_path: &str, args: &[String]) -> Result<Expected, Failed> {
     })
 }
 
-fn check(dir: &Path) -> Result<(), Failed> {
+fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let classes = tmp.path().join("classes");
     let lines = |name: &str| -> Vec<String> {
@@ -74,11 +96,12 @@ fn check(dir: &Path) -> Result<(), Failed> {
             format!("library {missing} is missing: .ci/run installs it (see scripts/install-libraries.sh)").into()
         );
     }
-    compile(dir, &classes, &jars)?;
+    compile(jdk, dir, &classes, &jars)?;
     let args = lines("args.txt");
     let class_path = std::iter::once(classes.display().to_string()).chain(jars).collect::<Vec<_>>().join(":");
-    let expected = hotspot(&class_path, &args)?;
+    let expected = hotspot(jdk, &class_path, &args)?;
     let mut config = RunConfig::new(class_path, "Main");
+    config.jdk = jdk.home.clone();
     config.args = args;
     config.capture = true;
     let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;
@@ -128,12 +151,32 @@ fn main() {
         .filter(|p| p.join("Main.java").is_file())
         .collect();
     dirs.sort();
-    let trials = dirs
-        .into_iter()
+    let mut trials: Vec<Trial> = dirs
+        .iter()
         .map(|d| {
-            let name = d.file_name().unwrap().to_string_lossy().into_owned();
-            Trial::test(name, move || check(&d))
+            let (name, d) = (d.file_name().unwrap().to_string_lossy().into_owned(), d.clone());
+            Trial::test(name, move || check(&Jdk::default_jdk(), &d))
         })
         .collect();
+    let jdk25 = std::env::var_os("BLOATLENS_JDK25")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64"));
+    if jdk25.join("lib/modules").is_file() {
+        let gaps = std::fs::read_to_string(fixtures().join("jdk25-known-gaps.txt")).unwrap_or_default();
+        let known: Vec<&str> =
+            gaps.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.split(':').next()).collect();
+        for d in &dirs {
+            let name = d.file_name().unwrap().to_string_lossy().into_owned();
+            let (jdk, d2) = (Jdk::at(&jdk25), d.clone());
+            let ignored = known.contains(&name.as_str());
+            trials.push(Trial::test(format!("jdk25/{name}"), move || check(&jdk, &d2)).with_ignored_flag(ignored));
+        }
+    } else {
+        eprintln!(
+            "\n*** JDK 25 not found at {} (set BLOATLENS_JDK25): the JDK 25 conformance run is SKIPPED ***\n",
+            jdk25.display()
+        );
+        trials.push(Trial::test("jdk25 (JDK 25 not installed: skipped)", || Ok(())).with_ignored_flag(true));
+    }
     libtest_mimic::run(&args, trials).exit();
 }

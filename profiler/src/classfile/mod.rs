@@ -10,9 +10,6 @@ pub use constant_pool::{decode_modified_utf8, Constant, ConstantPool, MemberRef}
 use reader::Reader;
 use std::sync::Arc;
 
-/// The newest class-file major version we run (Java 17).
-pub const MAX_MAJOR_VERSION: u16 = 61;
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed class file at byte {offset}: expected {expected}")]
 pub struct ClassFormatError {
@@ -142,7 +139,7 @@ impl ClassFile {
     }
 }
 
-/// Parses a class file. Versions newer than [`MAX_MAJOR_VERSION`] are refused by the loader, not here,
+/// Parses a class file. Versions newer than the JDK in use are refused by the loader, not here,
 /// so that tools can still read them.
 pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     let mut r = Reader::new(bytes);

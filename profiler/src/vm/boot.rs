@@ -78,10 +78,8 @@ impl<T: Tracker> Vm<T> {
         let thread = self.alloc_instance(thread_class);
         t.obj = thread;
         self.add_thread(thread, false, None, super::threads::State::Runnable);
-        self.set_named(thread, "priority", 5);
-        if let Some(s) = self.field_slot(thread_class, "threadStatus") {
-            self.set_field(thread, s, super::threads::STATUS_RUNNABLE);
-        }
+        self.set_thread_field(thread, "priority", 5);
+        self.set_thread_field(thread, "threadStatus", super::threads::STATUS_RUNNABLE);
         let system_group = self.alloc_instance(group_class);
         self.extra_roots.push(system_group);
         self.boot_call(t, "java/lang/ThreadGroup", "<init>", "()V", &[system_group as u64])?;

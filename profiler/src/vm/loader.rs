@@ -85,11 +85,12 @@ impl<T: Tracker> Vm<T> {
         file: classfile::ClassFile,
         origin: Origin,
     ) -> Result<ClassId, LoadError> {
-        if file.major_version > classfile::MAX_MAJOR_VERSION {
+        if file.major_version > self.max_major_version {
             return Err(LoadError::Fatal(VmError::UnsupportedVersion {
                 class: name.replace('/', "."),
                 major: file.major_version,
-                max: classfile::MAX_MAJOR_VERSION,
+                max: self.max_major_version,
+                java: self.max_major_version.saturating_sub(44),
             }));
         }
         if &*file.this_class != name {

@@ -76,8 +76,8 @@ pub enum VmError {
     ClassPath(#[from] ClassPathError),
     #[error("class {class}: {error}")]
     ClassFormat { class: String, error: ClassFormatError },
-    #[error("class {class} has class-file version {major}, newer than this VM supports ({max}, Java 17)")]
-    UnsupportedVersion { class: String, major: u16, max: u16 },
+    #[error("class {class} has class-file version {major}, newer than the JDK in use supports ({max}, Java {java})")]
+    UnsupportedVersion { class: String, major: u16, max: u16, java: u16 },
     #[error("bad bytecode in {method}: {reason}")]
     BadCode { method: String, reason: String },
     #[error("{0} is not supported by the Bloatlens VM yet")]
@@ -271,6 +271,10 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) switch_at: u64,
     /// True once `main` runs under the scheduler (start-up runs on the main thread alone).
     pub(crate) scheduling: bool,
+    /// Native counter of thread ids (JDK 21+ `Thread.getNextThreadIdOffset`), 0 until asked for.
+    pub(crate) next_tid_address: u64,
+    /// The newest class-file version the JDK in use runs (44 + its feature release).
+    pub(crate) max_major_version: u16,
     /// Call sites linked so far (names the classes they become).
     call_sites: u32,
 }
@@ -314,6 +318,8 @@ impl<T: Tracker> Vm<T> {
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
             call_sites: 0,
+            max_major_version: 0,
+            next_tid_address: 0,
             threads: Vec::new(),
             current: 0,
             switch_at: u64::MAX,
@@ -323,6 +329,8 @@ impl<T: Tracker> Vm<T> {
             open_files: natives::OpenFiles::default(),
             inflaters: natives::Inflaters::default(),
         };
+        let feature: u16 = vm.opts.jdk.version().and_then(|v| v.split('.').next()?.parse().ok()).unwrap_or(17);
+        vm.max_major_version = 44 + feature;
         let mut thread = JThread::new();
         vm.boot(&mut thread)?;
         Ok((vm, thread))

@@ -60,6 +60,29 @@ pub enum Finished {
 }
 
 impl<T: Tracker> Vm<T> {
+    /// A field of a Thread: on the object itself (JDK 17) or its `holder` (JDK 19+ FieldHolder).
+    pub(crate) fn thread_field(&self, thread: Ref, name: &str) -> u64 {
+        let class = self.heap.get(thread).class;
+        if self.field_slot(class, name).is_some() {
+            return self.get_named(thread, name);
+        }
+        match self.get_named(thread, "holder") as Ref {
+            0 => 0,
+            holder => self.get_named(holder, name),
+        }
+    }
+
+    pub(crate) fn set_thread_field(&mut self, thread: Ref, name: &str, v: u64) {
+        let class = self.heap.get(thread).class;
+        if self.field_slot(class, name).is_some() {
+            return self.set_named(thread, name, v);
+        }
+        let holder = self.get_named(thread, "holder") as Ref;
+        if holder != 0 {
+            self.set_named(holder, name, v);
+        }
+    }
+
     /// Registers a thread (its Java object and stack) and returns its index.
     pub(super) fn add_thread(&mut self, obj: Ref, daemon: bool, thread: Option<JThread>, state: State) -> usize {
         self.threads.push(Slot { thread, state, obj, daemon, permit: false, interrupted: None });
@@ -287,8 +310,8 @@ impl<T: Tracker> Vm<T> {
         jt.stack[0] = thread_obj as u64;
         let code = self.code_of(run)?;
         self.push_frame(&mut jt, run, code, 0)?;
-        self.set_named(thread_obj, "threadStatus", STATUS_RUNNABLE);
-        let daemon = self.get_named(thread_obj, "daemon") != 0;
+        self.set_thread_field(thread_obj, "threadStatus", STATUS_RUNNABLE);
+        let daemon = self.thread_field(thread_obj, "daemon") != 0;
         let _ = t;
         self.add_thread(thread_obj, daemon, Some(jt), State::Runnable);
         Ok(())
@@ -498,7 +521,7 @@ impl<T: Tracker> Vm<T> {
             result = self.invoke(&mut jt, m, &[obj as u64]).map(|_| ());
         }
         self.current = prev;
-        self.set_named(obj, "threadStatus", STATUS_TERMINATED);
+        self.set_thread_field(obj, "threadStatus", STATUS_TERMINATED);
         jt.held.clear();
         self.threads[i].state = State::Terminated;
         // Joiners wait on the Thread object itself.

@@ -26,6 +26,10 @@ impl OpenFiles {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    reg.add("java/io/FileInputStream", "isRegularFile0", "(Ljava/io/FileDescriptor;)Z", |vm, _, a| {
+        let fd = vm.get_named(a[1] as Ref, "fd") as i32;
+        Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).is_some_and(|m| m.is_file()) as u64)
+    });
     // RandomAccessFile: files in the same table as the streams (the JDK's ZipFile reads jars so).
     const RAF: &str = "java/io/RandomAccessFile";
     reg.add(RAF, "open0", "(Ljava/lang/String;I)V", |vm, t, a| {

@@ -19,9 +19,35 @@ fn b(v: bool) -> VmResult<u64> {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    reg.add("java/lang/Thread", "currentCarrierThread", "()Ljava/lang/Thread;", |_, t, _| Ok(t.obj as u64));
+    // No continuations: the JDK runs virtual threads as platform threads then.
+    reg.add("jdk/internal/vm/ContinuationSupport", "isSupported0", "()Z", |_, _, _| Ok(0));
+    // JDK 21+ variants of natives above.
+    reg.add(
+        "java/lang/StackTraceElement",
+        "initStackTraceElements",
+        "([Ljava/lang/StackTraceElement;Ljava/lang/Object;I)V",
+        |vm, _, a| {
+            vm.init_stack_trace_elements(r(a[0]), r(a[1]), a[2] as i32 as usize)?;
+            Ok(0)
+        },
+    );
+    reg.add("java/lang/ref/PhantomReference", "clear0", "()V", |vm, _, a| {
+        vm.set_named(r(a[0]), "referent", 0);
+        Ok(0)
+    });
+    reg.add("java/lang/Thread", "ensureMaterializedForStackWalk", "(Ljava/lang/Object;)V", |_, _, _| Ok(0));
+    // JDK 21+: thread ids come from a native counter read with Unsafe.getAndAddLong(null, offset, 1).
+    reg.add("java/lang/Thread", "getNextThreadIdOffset", "()J", |vm, _, _| {
+        if vm.next_tid_address == 0 {
+            vm.next_tid_address = vm.native_memory.allocate(8);
+            vm.native_memory.write(vm.next_tid_address, 8, 2);
+        }
+        Ok(vm.next_tid_address)
+    });
     // Threads and monitors (see vm/threads.rs).
     reg.add("java/lang/Thread", "isAlive", "()Z", |vm, _, a| {
-        let status = vm.get_named(r(a[0]), "threadStatus");
+        let status = vm.thread_field(r(a[0]), "threadStatus");
         b(status != STATUS_NEW && status != STATUS_TERMINATED)
     });
     reg.add("java/lang/Thread", "start0", "()V", |vm, t, a| {

@@ -34,6 +34,14 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let m = std::fs::symlink_metadata(&path);
         fill_attributes(vm, t, a[2] as Ref, m)
     });
+    // JDK 21+: stat reports failure as a returned errno instead of an exception.
+    reg.add(D, "stat0", "(JLsun/nio/fs/UnixFileAttributes;)I", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        match std::fs::metadata(&path) {
+            Ok(m) => fill_attributes(vm, t, a[2] as Ref, Ok(m)),
+            Err(e) => Ok(e.raw_os_error().unwrap_or(2) as u64),
+        }
+    });
     reg.add(D, "access0", "(JI)V", |vm, t, a| {
         let path = c_string(vm, a[0])?;
         match std::fs::metadata(path) {

@@ -7,6 +7,8 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // JDK 21+ (JDK 25's start-up).
+    reg.add("jdk/internal/misc/CDS", "getCDSConfigStatus", "()I", |_, _, _| Ok(0));
     // Performance counters (PerfCounter): backed by a plain 8-byte heap buffer nobody reads.
     reg.add("jdk/internal/perf/Perf", "createLong", "(Ljava/lang/String;IIJ)Ljava/nio/ByteBuffer;", |vm, t, _| {
         let c = vm.load_or_throw(t, "java/nio/ByteBuffer")?;

@@ -7,6 +7,18 @@ use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    reg.add("java/lang/ProcessImpl", "init", "()V", |_, _, _| Ok(0));
+    // System.getenv: the process environment as alternating name/value byte arrays.
+    reg.add("java/lang/ProcessEnvironment", "environ", "()[[B", |vm, t, _| {
+        let mut items = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            use std::os::unix::ffi::OsStrExt;
+            items.push(vm.new_byte_array(k.as_bytes()));
+            items.push(vm.new_byte_array(v.as_bytes()));
+        }
+        let class = vm.load_or_throw(t, "[[B")?;
+        Ok(vm.heap.alloc(class, crate::vm::heap::ObjData::Refs(items.into())) as u64)
+    });
     // JDK 21+ (JDK 25's start-up).
     reg.add("jdk/internal/misc/CDS", "getCDSConfigStatus", "()I", |_, _, _| Ok(0));
     // Performance counters (PerfCounter): backed by a plain 8-byte heap buffer nobody reads.

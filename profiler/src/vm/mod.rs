@@ -12,6 +12,7 @@ mod indy;
 mod interp;
 mod loader;
 mod natives;
+mod npe;
 mod ops;
 mod refmap;
 mod resolve;

@@ -99,7 +99,12 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // java.lang.String and friends
     reg.add("java/lang/String", "intern", "()Ljava/lang/String;", |vm, _, a| Ok(vm.intern(r(a[0])) as u64));
     reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| b(false));
-    reg.add("java/lang/NullPointerException", "getExtendedNPEMessage", "()Ljava/lang/String;", |_, _, _| Ok(0));
+    reg.add("java/lang/NullPointerException", "getExtendedNPEMessage", "()Ljava/lang/String;", |vm, _, a| {
+        match vm.extended_npe_message(r(a[0])) {
+            Some(msg) => Ok(vm.new_string(&msg) as u64),
+            None => Ok(0),
+        }
+    });
 
     // Float and double bits
     reg.add("java/lang/Float", "floatToRawIntBits", "(F)I", |_, _, a| Ok(a[0] & 0xFFFF_FFFF));

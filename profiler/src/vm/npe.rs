@@ -358,7 +358,7 @@ impl<T: Tracker> Vm<T> {
                 let s = origins_at(code, cp, pc)?;
                 self.describe_source(m, code, cp, s.last().copied().flatten()? as usize, level + 1)?
             }
-            0xb6..=0xb9 if level > 0 => format!("{}", method_text(cp, u2(b, pc + 1))?),
+            0xb6..=0xb9 if level > 0 => method_text(cp, u2(b, pc + 1))?,
             _ => return None,
         })
     }

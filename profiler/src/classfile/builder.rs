@@ -115,6 +115,7 @@ impl ClassBuilder {
             record_components: Vec::new(),
             permitted_subclasses: Vec::new(),
             signature: None,
+            enclosing_method: None,
         }
     }
 }

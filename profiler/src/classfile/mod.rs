@@ -56,6 +56,9 @@ pub struct ClassFile {
     pub permitted_subclasses: Vec<Arc<str>>,
     /// The generic signature (`Signature` attribute), if any.
     pub signature: Option<Arc<str>>,
+    /// For local and anonymous classes (`EnclosingMethod`): the enclosing class, and the method
+    /// (name, descriptor) when the class is declared inside one.
+    pub enclosing_method: Option<(Arc<str>, Option<(Arc<str>, Arc<str>)>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -190,6 +193,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         record_components: Vec::new(),
         permitted_subclasses: Vec::new(),
         signature: None,
+        enclosing_method: None,
         constant_pool: ConstantPool::default(),
     };
     let n = r.u2("attributes_count")?;
@@ -201,6 +205,19 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         match &*name {
             "SourceFile" => class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?),
             "Signature" => class.signature = Some(utf8_at(&cp, &mut a, "Signature index").map_err(rebase)?),
+            "EnclosingMethod" => {
+                let outer = class_at(&cp, &mut a, "enclosing class_index").map_err(rebase)?;
+                let at = a.offset();
+                let nat = a.u2("enclosing method_index").map_err(rebase)?;
+                let method = if nat == 0 {
+                    None
+                } else {
+                    let (n, d) =
+                        cp.name_and_type(nat).map_err(|e| rebase(ClassFormatError { offset: at, expected: e }))?;
+                    Some((n.clone(), d.clone()))
+                };
+                class.enclosing_method = Some((outer, method));
+            }
             "BootstrapMethods" => {
                 let count = a.u2("num_bootstrap_methods").map_err(rebase)?;
                 for _ in 0..count {

@@ -270,7 +270,36 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             _ => Ok(0),
         }
     });
-    reg.add("java/lang/Class", "getEnclosingMethod0", "()[Ljava/lang/Object;", |_, _, _| Ok(0));
+    reg.add("java/lang/Class", "getEnclosingMethod0", "()[Ljava/lang/Object;", |vm, t, a| {
+        // [enclosing class, method name, method descriptor] from the EnclosingMethod attribute.
+        let c = vm.class_of_mirror(r(a[0]));
+        let Some((outer, method)) = vm.classes[c as usize].file.as_ref().and_then(|f| f.enclosing_method.clone())
+        else {
+            return Ok(0);
+        };
+        let oc = vm.load_or_throw(t, &outer)?;
+        let items = [
+            vm.mirror(oc),
+            method.as_ref().map(|(n, _)| vm.intern_str(n)).unwrap_or(0),
+            method.as_ref().map(|(_, d)| vm.intern_str(d)).unwrap_or(0),
+        ];
+        let arr = vm.load_or_throw(t, "[Ljava/lang/Object;")?;
+        Ok(vm.heap.alloc(arr, ObjData::Refs(items.into())) as u64)
+    });
+    reg.add("java/lang/Class", "getPermittedSubclasses0", "()[Ljava/lang/Class;", |vm, t, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let names = vm.classes[c as usize].file.as_ref().map(|f| f.permitted_subclasses.clone()).unwrap_or_default();
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let mut mirrors = Vec::new();
+        for n in names {
+            let sc = vm.load_or_throw(t, &n)?;
+            mirrors.push(vm.mirror(sc));
+        }
+        let arr = vm.load_or_throw(t, "[Ljava/lang/Class;")?;
+        Ok(vm.heap.alloc(arr, ObjData::Refs(mirrors.into())) as u64)
+    });
     reg.add("java/lang/Class", "getGenericSignature0", "()Ljava/lang/String;", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         match vm.classes[c as usize].file.as_ref().and_then(|f| f.signature.clone()) {

@@ -58,7 +58,15 @@ pub struct ClassFile {
     pub signature: Option<Arc<str>>,
     /// For local and anonymous classes (`EnclosingMethod`): the enclosing class, and the method
     /// (name, descriptor) when the class is declared inside one.
-    pub enclosing_method: Option<(Arc<str>, Option<(Arc<str>, Arc<str>)>)>,
+    pub enclosing_method: Option<EnclosingMethod>,
+}
+
+/// The `EnclosingMethod` attribute of a local or anonymous class.
+#[derive(Debug, Clone)]
+pub struct EnclosingMethod {
+    pub class: Arc<str>,
+    /// (name, descriptor) of the method the class is declared in, if any.
+    pub method: Option<(Arc<str>, Arc<str>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -216,7 +224,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                         cp.name_and_type(nat).map_err(|e| rebase(ClassFormatError { offset: at, expected: e }))?;
                     Some((n.clone(), d.clone()))
                 };
-                class.enclosing_method = Some((outer, method));
+                class.enclosing_method = Some(EnclosingMethod { class: outer, method });
             }
             "BootstrapMethods" => {
                 let count = a.u2("num_bootstrap_methods").map_err(rebase)?;

@@ -273,10 +273,10 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/Class", "getEnclosingMethod0", "()[Ljava/lang/Object;", |vm, t, a| {
         // [enclosing class, method name, method descriptor] from the EnclosingMethod attribute.
         let c = vm.class_of_mirror(r(a[0]));
-        let Some((outer, method)) = vm.classes[c as usize].file.as_ref().and_then(|f| f.enclosing_method.clone())
-        else {
+        let Some(enclosing) = vm.classes[c as usize].file.as_ref().and_then(|f| f.enclosing_method.clone()) else {
             return Ok(0);
         };
+        let (outer, method) = (enclosing.class, enclosing.method);
         let oc = vm.load_or_throw(t, &outer)?;
         let items = [
             vm.mirror(oc),

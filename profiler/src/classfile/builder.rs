@@ -97,26 +97,17 @@ impl ClassBuilder {
     }
 
     pub fn build(self, name: &str, super_class: &str, interfaces: &[&str], access_flags: u16) -> ClassFile {
-        ClassFile {
-            minor_version: 0,
-            major_version: 61,
-            constant_pool: ConstantPool::from_entries(self.entries),
-            access_flags: access_flags | access::SYNTHETIC,
-            this_class: Arc::from(name),
-            super_class: Some(Arc::from(super_class)),
-            interfaces: interfaces.iter().map(|&i| Arc::from(i)).collect(),
-            fields: self.fields,
-            methods: self.methods,
-            source_file: None,
-            bootstrap_methods: Vec::new(),
-            inner_classes: Vec::new(),
-            nest_host: None,
-            nest_members: Vec::new(),
-            record_components: Vec::new(),
-            permitted_subclasses: Vec::new(),
-            signature: None,
-            enclosing_method: None,
-        }
+        let mut class = ClassFile::new(
+            Arc::from(name),
+            Some(Arc::from(super_class)),
+            interfaces.iter().map(|&i| Arc::from(i)).collect(),
+            access_flags | access::SYNTHETIC,
+        );
+        class.major_version = 61;
+        class.constant_pool = ConstantPool::from_entries(self.entries);
+        class.fields = self.fields;
+        class.methods = self.methods;
+        class
     }
 }
 

@@ -145,6 +145,35 @@ impl Code {
 }
 
 impl ClassFile {
+    /// A class with no members or attributes yet (the parser and the builder fill it in).
+    pub fn new(
+        this_class: Arc<str>,
+        super_class: Option<Arc<str>>,
+        interfaces: Vec<Arc<str>>,
+        access_flags: u16,
+    ) -> Self {
+        ClassFile {
+            minor_version: 0,
+            major_version: 0,
+            constant_pool: ConstantPool::default(),
+            access_flags,
+            this_class,
+            super_class,
+            interfaces,
+            fields: Vec::new(),
+            methods: Vec::new(),
+            source_file: None,
+            bootstrap_methods: Vec::new(),
+            inner_classes: Vec::new(),
+            nest_host: None,
+            nest_members: Vec::new(),
+            record_components: Vec::new(),
+            permitted_subclasses: Vec::new(),
+            signature: None,
+            enclosing_method: None,
+        }
+    }
+
     pub fn is_interface(&self) -> bool {
         self.access_flags & access::INTERFACE != 0
     }
@@ -184,26 +213,11 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     for _ in 0..n {
         methods.push(parse_method(&cp, &mut r)?);
     }
-    let mut class = ClassFile {
-        minor_version,
-        major_version,
-        access_flags,
-        this_class,
-        super_class,
-        interfaces,
-        fields,
-        methods,
-        source_file: None,
-        bootstrap_methods: Vec::new(),
-        inner_classes: Vec::new(),
-        nest_host: None,
-        nest_members: Vec::new(),
-        record_components: Vec::new(),
-        permitted_subclasses: Vec::new(),
-        signature: None,
-        enclosing_method: None,
-        constant_pool: ConstantPool::default(),
-    };
+    let mut class = ClassFile::new(this_class, super_class, interfaces, access_flags);
+    class.minor_version = minor_version;
+    class.major_version = major_version;
+    class.fields = fields;
+    class.methods = methods;
     let n = r.u2("attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(&cp, &mut r)?;

@@ -124,43 +124,35 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         vm.ref_array(t, "[Ljava/lang/reflect/Field;", objs)
     });
-    // JDK 21+: the native accessors behind DirectMethodHandleAccessor/DirectConstructorHandleAccessor.
-    reg.add(
-        "jdk/internal/reflect/DirectMethodHandleAccessor$NativeAccessor",
-        "invoke0",
-        "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
-        |vm, t, a| {
-            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-            vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false)
-        },
-    );
-    reg.add(
-        "jdk/internal/reflect/DirectConstructorHandleAccessor$NativeAccessor",
-        "newInstance0",
-        "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;",
-        |vm, t, a| {
-            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-            vm.reflective_call(t, m, 0, a[1] as Ref, true)
-        },
-    );
-    reg.add(
+    // The native accessors: JDK 17's, and JDK 21+'s behind Direct{Method,Constructor}HandleAccessor.
+    for class in [
         "jdk/internal/reflect/NativeMethodAccessorImpl",
-        "invoke0",
-        "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
-        |vm, t, a| {
-            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-            vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false)
-        },
-    );
-    reg.add(
+        "jdk/internal/reflect/DirectMethodHandleAccessor$NativeAccessor",
+    ] {
+        reg.add(
+            class,
+            "invoke0",
+            "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
+            |vm, t, a| {
+                let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+                vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false)
+            },
+        );
+    }
+    for class in [
         "jdk/internal/reflect/NativeConstructorAccessorImpl",
-        "newInstance0",
-        "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;",
-        |vm, t, a| {
-            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-            vm.reflective_call(t, m, 0, a[1] as Ref, true)
-        },
-    );
+        "jdk/internal/reflect/DirectConstructorHandleAccessor$NativeAccessor",
+    ] {
+        reg.add(
+            class,
+            "newInstance0",
+            "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;",
+            |vm, t, a| {
+                let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+                vm.reflective_call(t, m, 0, a[1] as Ref, true)
+            },
+        );
+    }
 }
 
 impl<T: Tracker> Vm<T> {

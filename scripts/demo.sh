@@ -6,5 +6,5 @@ scripts/ensure-jdk.sh
 cargo build --release --quiet
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-javac -g -XDstringConcat=inline -d "$out" examples/WordFrequency.java
+javac -g -d "$out" examples/WordFrequency.java
 exec target/release/bloatlens run -cp "$out" WordFrequency "$@"

@@ -8,15 +8,29 @@ use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// Files the program opened, by the `fd` stored in their FileDescriptor.
+/// Files the program opened, by the `fd` stored in their FileDescriptor, and open directory
+/// listings (NIO's opendir/readdir) by handle.
 #[derive(Default)]
 pub struct OpenFiles {
-    files: HashMap<i32, std::fs::File>,
+    pub(super) files: HashMap<i32, std::fs::File>,
     next: i32,
+    dirs: HashMap<u64, std::vec::IntoIter<Vec<u8>>>,
+    next_dir: u64,
 }
 
 impl OpenFiles {
-    fn add(&mut self, f: std::fs::File) -> i32 {
+    pub(super) fn add_dir(&mut self, names: Vec<Vec<u8>>) -> u64 {
+        self.next_dir += 1;
+        self.dirs.insert(self.next_dir, names.into_iter());
+        self.next_dir
+    }
+    pub(super) fn next_dir_entry(&mut self, handle: u64) -> Option<Vec<u8>> {
+        self.dirs.get_mut(&handle)?.next()
+    }
+    pub(super) fn close_dir(&mut self, handle: u64) {
+        self.dirs.remove(&handle);
+    }
+    pub(super) fn add(&mut self, f: std::fs::File) -> i32 {
         self.next = self.next.max(3);
         let fd = self.next;
         self.next += 1;

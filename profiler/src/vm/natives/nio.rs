@@ -10,6 +10,155 @@ use std::os::unix::fs::MetadataExt;
 const D: &str = "sun/nio/fs/UnixNativeDispatcher";
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // JDK 21+: access reports failure as a returned errno.
+    reg.add(D, "access0", "(JI)I", |vm, _, a| {
+        let path = c_string(vm, a[0])?;
+        Ok(match std::fs::metadata(path) {
+            Ok(_) => 0,
+            Err(e) => e.raw_os_error().unwrap_or(2) as u64,
+        })
+    });
+    // Files, directories and channels: descriptors share the VM's open-file table with java.io.
+    reg.add(D, "open0", "(JII)I", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        let (flags, mode) = (a[2] as i32, a[3] as u32);
+        use std::os::unix::fs::OpenOptionsExt;
+        let acc = flags & 0o3;
+        let file = std::fs::OpenOptions::new()
+            .read(acc == 0 || acc == 2)
+            .write(acc == 1 || acc == 2)
+            .append(flags & 0o2000 != 0)
+            .truncate(flags & 0o1000 != 0)
+            .create(flags & 0o100 != 0 && flags & 0o200 == 0)
+            .create_new(flags & 0o300 == 0o300)
+            .mode(mode)
+            .open(&path);
+        match file {
+            Ok(f) => Ok(vm.open_files.add(f) as u64),
+            Err(e) => Err(unix_exception(vm, t, &e)),
+        }
+    });
+    reg.add(D, "close0", "(I)V", |vm, _, a| {
+        vm.open_files.files.remove(&(a[0] as i32));
+        Ok(0)
+    });
+    reg.add(D, "mkdir0", "(JI)V", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        std::fs::create_dir(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "rmdir0", "(J)V", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        std::fs::remove_dir(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "unlink0", "(J)V", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        std::fs::remove_file(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "rename0", "(JJ)V", |vm, t, a| {
+        let (from, to) = (c_string(vm, a[0])?, c_string(vm, a[2])?);
+        std::fs::rename(&from, &to).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "opendir0", "(J)J", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        match std::fs::read_dir(&path) {
+            Ok(rd) => {
+                let names: Vec<Vec<u8>> = rd
+                    .filter_map(|e| e.ok())
+                    .map(|e| {
+                        use std::os::unix::ffi::OsStrExt;
+                        e.file_name().as_bytes().to_vec()
+                    })
+                    .collect();
+                Ok(vm.open_files.add_dir(names))
+            }
+            Err(e) => Err(unix_exception(vm, t, &e)),
+        }
+    });
+    reg.add(D, "readdir", "(J)[B", |vm, _, a| match vm.open_files.next_dir_entry(a[0]) {
+        Some(name) => Ok(vm.new_byte_array(&name) as u64),
+        None => Ok(0),
+    });
+    reg.add(D, "closedir", "(J)V", |vm, _, a| {
+        vm.open_files.close_dir(a[0]);
+        Ok(0)
+    });
+
+    const IOU: &str = "sun/nio/ch/IOUtil";
+    reg.add(IOU, "iovMax", "()I", |_, _, _| Ok(1024));
+    reg.add(IOU, "writevMax", "()J", |_, _, _| Ok(i32::MAX as u64));
+    reg.add(IOU, "fdLimit", "()I", |_, _, _| Ok(1 << 20));
+    reg.add(IOU, "fdVal", "(Ljava/io/FileDescriptor;)I", |vm, _, a| Ok(vm.get_named(a[0] as Ref, "fd")));
+    reg.add(IOU, "setfdVal", "(Ljava/io/FileDescriptor;I)V", |vm, _, a| {
+        vm.set_named(a[0] as Ref, "fd", a[1] & 0xFFFF_FFFF);
+        Ok(0)
+    });
+    reg.add(IOU, "configureBlocking", "(Ljava/io/FileDescriptor;Z)V", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/NativeThread", "current", "()J", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/NativeThread", "signal", "(J)V", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/NativeThread", "init", "()V", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/FileChannelImpl", "initIDs", "()J", |_, _, _| Ok(4096));
+    reg.add("sun/nio/ch/FileChannelImpl", "maxDirectTransferSize0", "()I", |_, _, _| Ok(0x7fff_f000));
+    for dispatcher in ["sun/nio/ch/FileDispatcherImpl", "sun/nio/ch/UnixFileDispatcherImpl"] {
+        reg.add(dispatcher, "init", "()V", |_, _, _| Ok(0));
+        reg.add(dispatcher, "init0", "()V", |_, _, _| Ok(0));
+        reg.add(dispatcher, "read0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, false)
+        });
+        reg.add(dispatcher, "pread0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false)
+        });
+        reg.add(dispatcher, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, true)
+        });
+        reg.add(dispatcher, "pwrite0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), true)
+        });
+        reg.add(dispatcher, "seek0", "(Ljava/io/FileDescriptor;J)J", |vm, _, a| {
+            use std::io::Seek;
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            let offset = a[1] as i64;
+            Ok(match vm.open_files.files.get_mut(&fd) {
+                Some(f) if offset < 0 => f.stream_position().unwrap_or(0),
+                Some(f) => f.seek(std::io::SeekFrom::Start(offset as u64)).unwrap_or(0),
+                None => 0,
+            })
+        });
+        reg.add(dispatcher, "size0", "(Ljava/io/FileDescriptor;)J", |vm, _, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).map(|m| m.len()).unwrap_or(0))
+        });
+        reg.add(dispatcher, "truncate0", "(Ljava/io/FileDescriptor;J)I", |vm, _, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            if let Some(f) = vm.open_files.files.get(&fd) {
+                f.set_len(a[1]).ok();
+            }
+            Ok(0)
+        });
+        reg.add(dispatcher, "force0", "(Ljava/io/FileDescriptor;Z)I", |_, _, _| Ok(0));
+        reg.add(dispatcher, "available0", "(Ljava/io/FileDescriptor;)I", |vm, _, a| {
+            use std::io::Seek;
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            let left = vm.open_files.files.get_mut(&fd).and_then(|f| {
+                let pos = f.stream_position().ok()?;
+                Some(f.metadata().ok()?.len().saturating_sub(pos))
+            });
+            Ok(left.unwrap_or(0).min(i32::MAX as u64))
+        });
+        reg.add(dispatcher, "close0", "(Ljava/io/FileDescriptor;)V", |vm, _, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vm.open_files.files.remove(&fd);
+            Ok(0)
+        });
+        reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |_, _, _| Ok(0));
+        reg.add(dispatcher, "closeIntFD", "(I)V", |vm, _, a| {
+            vm.open_files.files.remove(&(a[0] as i32));
+            Ok(0)
+        });
+    }
     // No optional capabilities (openat, futimens, birth time…): the JDK falls back to the basics.
     reg.add(D, "init", "()I", |_, _, _| Ok(0));
     reg.add(D, "getcwd", "()[B", |vm, _, _| {
@@ -123,4 +272,48 @@ fn fill_attributes<T: Tracker>(
         vm.set_named(attrs, name, v);
     }
     Ok(0)
+}
+
+/// A read into, or write from, native memory on an open descriptor (at `position` when given).
+/// Returns the byte count, or -1 (IOStatus.EOF) at the end of a file.
+fn channel_io<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    fd: i32,
+    address: u64,
+    len: usize,
+    position: Option<u64>,
+    write: bool,
+) -> VmResult<u64> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let Some(file) = vm.open_files.files.get_mut(&fd) else {
+        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
+    };
+    let saved = position.and_then(|_| file.stream_position().ok());
+    if let Some(p) = position {
+        file.seek(SeekFrom::Start(p)).ok();
+    }
+    let result = if write {
+        let bytes: Vec<u8> =
+            (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect();
+        let file = vm.open_files.files.get_mut(&fd).expect("checked above");
+        file.write(&bytes)
+    } else {
+        let mut buf = vec![0u8; len];
+        let n = file.read(&mut buf);
+        if let Ok(n) = n {
+            for (i, &b) in buf[..n].iter().enumerate() {
+                vm.native_memory.write(address + i as u64, 1, b as u64);
+            }
+        }
+        n
+    };
+    if let (Some(pos), Some(file)) = (saved, vm.open_files.files.get_mut(&fd)) {
+        file.seek(SeekFrom::Start(pos)).ok();
+    }
+    match result {
+        Ok(0) if !write && len > 0 => Ok(-1i32 as u32 as u64),
+        Ok(n) => Ok(n as u64),
+        Err(e) => Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+    }
 }

@@ -50,7 +50,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     pub(super) fn boot(&mut self, t: &mut JThread) -> Result<(), VmError> {
-        self.wk.object = self.boot_class("java/lang/Object")?;
+        self.boot_class("java/lang/Object")?;
         self.wk.class = self.boot_class("java/lang/Class")?;
         self.create_primitive_classes();
         self.wk.string = self.boot_class("java/lang/String")?;
@@ -262,15 +262,5 @@ impl<T: Tracker> Vm<T> {
             self.write_output(2, line.as_bytes());
         }
         Ok(())
-    }
-
-    /// The program's heap objects of a class, for tests and tools.
-    pub fn count_instances(&self, class: &str) -> usize {
-        let Some(c) = self.lookup_class(class) else {
-            return 0;
-        };
-        (1..=self.heap.handle_count() as u32 * 2)
-            .filter(|&r| self.heap.is_live(r) && self.heap.get(r).class == c)
-            .count()
     }
 }

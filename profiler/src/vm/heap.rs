@@ -131,10 +131,6 @@ impl Heap {
         r != 0 && matches!(self.objects.get(r as usize), Some(Some(_)))
     }
 
-    pub fn handle_count(&self) -> usize {
-        self.objects.len() - self.free.len() - 1
-    }
-
     /// Marks from `roots`, then frees every unmarked object. `ref_slots` tells which instance
     /// slots of a class hold references. Returns the freed handles with their objects' sizes and
     /// classes (for the lifetime analysis).

@@ -5,7 +5,7 @@
 use super::class::{Class, ClassId, ClassKind, Elem, Field, InitState, Method, MethodId};
 use super::heap::{ObjData, Ref};
 use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
-use crate::classfile::descriptor::{Kind, MethodDescriptor};
+use crate::classfile::descriptor::MethodDescriptor;
 use crate::classfile::{self, access, Constant};
 use crate::classpath::Origin;
 use std::cell::{Cell, OnceCell};
@@ -603,10 +603,5 @@ impl<T: Tracker> Vm<T> {
             _ => Elem::Ref,
         };
         self.heap.alloc(array_class, ObjData::new_array(elem, len))
-    }
-
-    /// Kind of the value a field holds.
-    pub fn field_kind(desc: &str) -> Kind {
-        crate::classfile::descriptor::field_kind(desc)
     }
 }

@@ -199,7 +199,6 @@ pub struct Stats {
 /// Slot numbers and classes that natives and the VM use often, found once during boot.
 #[derive(Debug, Default, Clone)]
 pub struct WellKnown {
-    pub object: ClassId,
     pub class: ClassId,
     pub string: ClassId,
     pub string_value: u32,
@@ -209,10 +208,6 @@ pub struct WellKnown {
     pub class_component_type: Option<u32>,
     pub throwable_backtrace: u32,
     pub throwable_depth: Option<u32>,
-    pub thread_priority: u32,
-    pub thread_group: u32,
-    pub thread_status: Option<u32>,
-    pub thread_eetop: Option<u32>,
     pub byte_array: ClassId,
     /// The unnamed module of every class, and the mirror slot that holds it.
     pub unnamed_module: Ref,

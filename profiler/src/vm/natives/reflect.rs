@@ -89,25 +89,13 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("java/lang/Class", "getDeclaredMethods0", "(Z)[Ljava/lang/reflect/Method;", |vm, t, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
-        let methods: Vec<MethodId> = vm.classes[c as usize]
-            .methods
-            .iter()
-            .copied()
-            .filter(|&m| !vm.methods[m as usize].name.starts_with('<'))
-            .filter(|&m| a[1] == 0 || vm.methods[m as usize].access & crate::classfile::access::PUBLIC != 0)
-            .collect();
+        let methods = vm.declared_methods(c, false, a[1] != 0);
         let objs = methods.iter().map(|&m| vm.reflect_method(t, m)).collect::<VmResult<Vec<_>>>()?;
         vm.ref_array(t, "[Ljava/lang/reflect/Method;", objs)
     });
     reg.add("java/lang/Class", "getDeclaredConstructors0", "(Z)[Ljava/lang/reflect/Constructor;", |vm, t, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
-        let ctors: Vec<MethodId> = vm.classes[c as usize]
-            .methods
-            .iter()
-            .copied()
-            .filter(|&m| &*vm.methods[m as usize].name == "<init>")
-            .filter(|&m| a[1] == 0 || vm.methods[m as usize].access & crate::classfile::access::PUBLIC != 0)
-            .collect();
+        let ctors = vm.declared_methods(c, true, a[1] != 0);
         let objs = ctors.iter().map(|&m| vm.reflect_constructor(t, m)).collect::<VmResult<Vec<_>>>()?;
         vm.ref_array(t, "[Ljava/lang/reflect/Constructor;", objs)
     });
@@ -156,6 +144,20 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
 }
 
 impl<T: Tracker> Vm<T> {
+    /// A class's declared methods (not `<init>`/`<clinit>`) or its constructors, optionally public only.
+    fn declared_methods(&self, class: ClassId, constructors: bool, public_only: bool) -> Vec<MethodId> {
+        self.classes[class as usize]
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| {
+                let method = &self.methods[m as usize];
+                let wanted = if constructors { &*method.name == "<init>" } else { !method.name.starts_with('<') };
+                wanted && (!public_only || method.access & crate::classfile::access::PUBLIC != 0)
+            })
+            .collect()
+    }
+
     fn ref_array(&mut self, t: &mut JThread, class: &str, items: Vec<Ref>) -> VmResult<u64> {
         let c = self.load_or_throw(t, class)?;
         Ok(self.heap.alloc(c, ObjData::Refs(items.into())) as u64)

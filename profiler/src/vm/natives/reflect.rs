@@ -112,6 +112,32 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         vm.ref_array(t, "[Ljava/lang/reflect/Field;", objs)
     });
+    reg.add("java/lang/Class", "getRecordComponents0", "()[Ljava/lang/reflect/RecordComponent;", |vm, t, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        let components = match &vm.classes[c as usize].file {
+            Some(file) => file.record_components.clone(),
+            None => Vec::new(),
+        };
+        let rc = vm.load_or_throw(t, "java/lang/reflect/RecordComponent")?;
+        let mut objs = Vec::new();
+        for comp in components {
+            let accessor = match vm.find_declared_method(c, &comp.name, &format!("(){}", comp.descriptor)) {
+                Some(m) => vm.pinning(&objs, |vm| vm.reflect_method(t, m))?,
+                None => 0,
+            };
+            objs.push(accessor);
+            let ty = vm.pinning(&objs, |vm| vm.type_mirror(t, &comp.descriptor))?;
+            objs.pop();
+            let obj = vm.alloc_instance(rc);
+            let (name, mirror) = (vm.intern_str(&comp.name), vm.mirror(c));
+            vm.set_named(obj, "clazz", mirror as u64);
+            vm.set_named(obj, "name", name as u64);
+            vm.set_named(obj, "type", ty as u64);
+            vm.set_named(obj, "accessor", accessor as u64);
+            objs.push(obj);
+        }
+        vm.ref_array(t, "[Ljava/lang/reflect/RecordComponent;", objs)
+    });
     // The native accessors: JDK 17's, and JDK 21+'s behind Direct{Method,Constructor}HandleAccessor.
     for class in [
         "jdk/internal/reflect/NativeMethodAccessorImpl",

@@ -1,4 +1,4 @@
-//! java.util.zip: `CRC32` through the crc32fast crate, `Inflater` through flate2 (each Java
+//! java.util.zip: `CRC32` through the crc32fast crate, `Adler32` computed here, `Inflater` through flate2 (each Java
 //! Inflater's native handle indexes a table of decompressors).
 
 use super::{Registry, VmResult};
@@ -56,6 +56,17 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         Ok(read | written << 31 | finished << 62)
     });
+    reg.add("java/util/zip/Adler32", "update", "(II)I", |_, _, a| Ok(adler32(a[0] as u32, &[a[1] as u8]) as u64));
+    reg.add("java/util/zip/Adler32", "updateBytes", "(I[BII)I", |vm, t, a| {
+        let bytes = byte_range(vm, t, a[1] as Ref, a[2] as i32, a[3] as i32)?;
+        Ok(adler32(a[0] as u32, &bytes) as u64)
+    });
+    reg.add("java/util/zip/Adler32", "updateByteBuffer", "(IJII)I", |vm, _, a| {
+        let (addr, off, len) = (a[1], a[3] as i32 as u64, a[4] as i32 as u64);
+        let bytes: Vec<u8> =
+            (0..len).filter_map(|i| vm.native_memory.read(addr + off + i, 1)).map(|b| b as u8).collect();
+        Ok(adler32(a[0] as u32, &bytes) as u64)
+    });
     reg.add("java/util/zip/CRC32", "update", "(II)I", |_, _, a| {
         let mut h = crc32fast::Hasher::new_with_initial(a[0] as u32);
         h.update(&[a[1] as u8]);
@@ -75,6 +86,22 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         h.update(&bytes);
         Ok(h.finalize() as u64)
     });
+}
+
+/// Adler-32 continued from `adler` (RFC 1950): two running sums modulo 65521.
+fn adler32(adler: u32, bytes: &[u8]) -> u32 {
+    const MOD: u32 = 65521;
+    let (mut a, mut b) = (adler & 0xffff, adler >> 16);
+    // 5552 bytes is the longest run whose sums cannot overflow a u32 before the reduction.
+    for chunk in bytes.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= MOD;
+        b %= MOD;
+    }
+    (b << 16) | a
 }
 
 fn byte_range<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, arr: Ref, off: i32, len: i32) -> VmResult<Vec<u8>> {

@@ -2,7 +2,12 @@
 //! library from the user's JDK ([`classpath`]), reading class files with [`classfile`].
 //! The analyses and the report are built on the VM's [`vm::Tracker`] hooks.
 
+pub mod analysis;
 pub mod classfile;
 pub mod classpath;
+pub mod javac;
+pub mod profile;
+pub mod report;
 pub mod run;
+pub mod text;
 pub mod vm;

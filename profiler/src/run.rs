@@ -92,6 +92,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let boot_time = started.elapsed();
     let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
     let stats = vm.stats();
+    vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
     Ok((RunResult { outcome, stdout, stderr, stats, boot_time }, vm.tracker))
 }

@@ -3,11 +3,20 @@
 //! `bloatlens run -cp <classpath> <MainClass> [args...]` runs a program under the Bloatlens VM and
 //! exits as `java` would. Errors of the VM itself (no JDK, main class missing, bad class file,
 //! unsupported native, budget exhausted) print one line to stderr and exit with status 2.
+//!
+//! `bloatlens profile [-cp <classpath>] <MainClass | Main.java | source-dir> [args...]` runs it
+//! under the analyses and prints the report (text or JSON). Sources are compiled first with the
+//! user's `javac -g`; compile errors print javac's messages and exit 2.
 
+use anyhow::{bail, Context};
+use bloatlens_profiler::javac;
+use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::report::Settings;
 use bloatlens_profiler::run::{run, RunConfig};
+use bloatlens_profiler::text::{render, Sources};
 use bloatlens_profiler::vm::{Limits, Outcome};
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -22,6 +31,77 @@ struct Cli {
 enum Command {
     /// Run a Java program under the Bloatlens VM, as `java -cp <classpath> <MainClass>` would.
     Run(RunArgs),
+    /// Profile a Java program for bloat and print the findings.
+    Profile(ProfileArgs),
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+struct ProfileArgs {
+    /// Class path of an already compiled program (with a main class as the target), or of the
+    /// libraries the sources need.
+    #[arg(long = "class-path", default_value = "")]
+    class_path: String,
+    /// Report format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    output: Option<PathBuf>,
+    /// Write the program's own stdout and stderr to this file instead of the terminal.
+    #[arg(long)]
+    program_output: Option<PathBuf>,
+    /// Analyses to run, comma-separated: copy, refprop (or all).
+    #[arg(long, default_value = "all")]
+    analyses: String,
+    /// The main class when the target is a source directory with several mains.
+    #[arg(long)]
+    main: Option<String>,
+    /// Where to find source files to quote (default: the sources' root, else the class path's directories).
+    #[arg(long)]
+    source_root: Vec<PathBuf>,
+    /// Findings shown in the text format.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// Context slots of 1-object sensitivity (0: context-insensitive).
+    #[arg(long, default_value_t = Settings::default().context_slots)]
+    context_slots: u32,
+    /// Longest copy chain reported, in hops.
+    #[arg(long, default_value_t = Settings::default().max_chain_hops)]
+    max_chain_hops: usize,
+    /// A copy chain needs at least this many copies.
+    #[arg(long, default_value_t = Settings::default().min_copies)]
+    min_copies: u64,
+    /// An allocation site needs at least this many instances.
+    #[arg(long, default_value_t = Settings::default().min_instances)]
+    min_instances: u64,
+    /// Mostly-NATH threshold (fraction of a site's objects that never reach the heap).
+    #[arg(long, default_value_t = Settings::default().mostly_nath)]
+    mostly_nath: f64,
+    /// Rarely-used threshold (fraction of a site's objects that are used).
+    #[arg(long, default_value_t = Settings::default().rarely_used)]
+    rarely_used: f64,
+    /// Write-read imbalance threshold (heap writes over reads).
+    #[arg(long, default_value_t = Settings::default().imbalance_ratio)]
+    imbalance_ratio: f64,
+    /// At most this many findings of each kind.
+    #[arg(long, default_value_t = Settings::default().max_findings_per_kind)]
+    max_findings: usize,
+    #[command(flatten)]
+    budgets: Budgets,
+    /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
+    #[arg(long)]
+    jdk: Option<PathBuf>,
+    /// A main class, a `.java` file (more may follow), or a directory of sources.
+    target: String,
+    /// Arguments passed to main.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 #[derive(Args)]
@@ -76,6 +156,13 @@ fn main() -> ExitCode {
     });
     let cli = Cli::parse_from(argv);
     match cli.command {
+        Command::Profile(a) => match profile_command(a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("bloatlens: error: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         Command::Run(a) => {
             let config = RunConfig {
                 class_path: a.class_path,
@@ -98,5 +185,132 @@ fn main() -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// Compiles the target if it is source, profiles it, writes the report.
+fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
+    let analyses = Analyses::parse(&a.analyses).map_err(anyhow::Error::msg)?;
+    let settings = Settings {
+        context_slots: a.context_slots,
+        max_chain_hops: a.max_chain_hops,
+        min_copies: a.min_copies,
+        min_instances: a.min_instances,
+        mostly_nath: a.mostly_nath,
+        rarely_used: a.rarely_used,
+        imbalance_ratio: a.imbalance_ratio,
+        max_findings_per_kind: a.max_findings,
+    };
+    // Leading `.java` arguments are more sources; the rest go to main.
+    let mut args = a.args.clone();
+    let target = PathBuf::from(&a.target);
+    let is_source = a.target.ends_with(".java") || target.is_dir();
+    let build_dir = tempfile::tempdir().context("creating a build directory")?;
+    let mut roots = a.source_root.clone();
+    let (class_path, main_class) = if is_source {
+        let mut sources = vec![target.clone()];
+        while args.first().is_some_and(|x| x.ends_with(".java")) {
+            sources.push(PathBuf::from(args.remove(0)));
+        }
+        let (files, main, root) = if target.is_dir() {
+            let files = java_files(&target)?;
+            let main = match &a.main {
+                Some(m) => m.clone(),
+                None => only_main(&files)?,
+            };
+            (files, main, target.clone())
+        } else {
+            for s in &sources {
+                if !s.is_file() {
+                    bail!("{} does not exist", s.display());
+                }
+            }
+            (sources.clone(), javac::class_name_of(&target)?, javac::source_root_of(&target))
+        };
+        let javac = javac::find_javac(a.jdk.as_deref())?;
+        let mut cp = a.class_path.clone();
+        // javac finds the other sources a file needs under its source root.
+        match javac::compile(&javac, &files, Some(&root), &cp, build_dir.path()) {
+            Ok(()) => {}
+            Err(javac::CompileError::Failed { output, .. }) => {
+                eprint!("{output}");
+                eprintln!("bloatlens: error: the program does not compile");
+                return Ok(ExitCode::from(2));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        roots.push(root);
+        let out = build_dir.path().display().to_string();
+        cp = if cp.is_empty() { out } else { format!("{out}:{cp}") };
+        (cp, main)
+    } else {
+        roots.extend(a.class_path.split(':').filter(|p| Path::new(p).is_dir()).map(PathBuf::from));
+        roots.push(PathBuf::from("."));
+        let cp = if a.class_path.is_empty() { ".".to_string() } else { a.class_path.clone() };
+        (cp, a.target.clone())
+    };
+    let config = ProfileConfig {
+        run: RunConfig {
+            class_path,
+            main_class,
+            args,
+            jdk: a.jdk.clone(),
+            limits: a.budgets.limits(),
+            capture: a.program_output.is_some(),
+        },
+        analyses,
+        settings,
+    };
+    let (result, report) = profile(&config)?;
+    if let Some(path) = &a.program_output {
+        let mut bytes = result.stdout.clone();
+        bytes.extend_from_slice(&result.stderr);
+        std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let text = match a.format {
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Text => render(&report, &mut Sources::new(roots), a.top),
+    };
+    match &a.output {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        // A closed pipe (`| head`) is the reader's choice, not an error.
+        None => {
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every `.java` file under `dir`, sorted.
+fn java_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "java") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The one class among `files` that declares `main`, else an error listing the candidates.
+fn only_main(files: &[PathBuf]) -> anyhow::Result<String> {
+    let mut mains = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)?;
+        if text.contains("static void main(") {
+            mains.push(javac::class_name_of(f)?);
+        }
+    }
+    match mains.len() {
+        1 => Ok(mains.remove(0)),
+        0 => bail!("no class with a main method among the sources"),
+        _ => bail!("several classes have a main method ({}); choose one with --main", mains.join(", ")),
     }
 }

@@ -119,3 +119,21 @@ impl MethodDescriptor {
         self.params.iter().map(|k| k.slots()).sum()
     }
 }
+
+/// The primitive types with their descriptor characters.
+pub const PRIMITIVES: [(&str, char); 9] = [
+    ("boolean", 'Z'),
+    ("byte", 'B'),
+    ("char", 'C'),
+    ("short", 'S'),
+    ("int", 'I'),
+    ("float", 'F'),
+    ("long", 'J'),
+    ("double", 'D'),
+    ("void", 'V'),
+];
+
+/// Java's name of the primitive type a descriptor character stands for (`I` → `int`).
+pub fn primitive_name(c: char) -> Option<&'static str> {
+    PRIMITIVES.iter().find(|p| p.1 == c).map(|p| p.0)
+}

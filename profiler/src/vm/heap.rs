@@ -48,6 +48,16 @@ impl ObjData {
     }
 
     /// Size as HotSpot would lay it out with compressed oops: a 12/16-byte header, 8-byte alignment.
+    /// Bytes one array element takes in Java's heap.
+    pub fn elem_bytes(&self) -> u8 {
+        match self {
+            ObjData::Bytes(_) => 1,
+            ObjData::Chars(_) | ObjData::Shorts(_) => 2,
+            ObjData::Longs(_) | ObjData::Doubles(_) => 8,
+            _ => 4,
+        }
+    }
+
     pub fn size_bytes(&self) -> usize {
         let raw = match self {
             ObjData::Fields(f) => 12 + f.len() * 4,

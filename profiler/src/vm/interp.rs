@@ -45,6 +45,9 @@ impl<T: Tracker> Vm<T> {
             return Err(self.stack_overflow(t));
         }
         t.stack[start..start + args.len()].copy_from_slice(args);
+        if T::FLOW {
+            (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
+        }
         if self.methods[m as usize].is_native() {
             // No frame covers these slots: pin the reference arguments for the native's duration.
             let pinned = self.pinned.len();
@@ -82,7 +85,7 @@ impl<T: Tracker> Vm<T> {
         let Some(raw) = method.raw.as_ref() else {
             return Err(Fault::Fatal(VmError::Internal(format!("{} has no code", self.method_name(m)))));
         };
-        let code = super::decode::decode(raw)
+        let code = super::decode::decode(raw, !T::FLOW)
             .map_err(|e| VmError::BadCode { method: self.method_name(m), reason: e.to_string() })?;
         let code = Rc::new(code);
         let _ = self.methods[m as usize].code.set(code.clone());
@@ -97,7 +100,15 @@ impl<T: Tracker> Vm<T> {
             return Err(self.stack_overflow(t));
         }
         let sp = (locals + code.max_locals as usize) as u32;
+        let site = match t.frames.last() {
+            Some(caller) => Site { method: caller.method, pc: caller.pc.saturating_sub(1) },
+            None => Site { method: m, pc: 0 },
+        };
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
+        if T::FLOW {
+            self.tracker.flow_thread(self.current);
+        }
+        self.tracker.on_call(site, m);
         Ok(())
     }
 
@@ -113,6 +124,9 @@ impl<T: Tracker> Vm<T> {
         let mut sp = top.sp as usize;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
+        if T::FLOW {
+            self.tracker.flow_thread(self.current);
+        }
 
         macro_rules! flush_count {
             () => {{
@@ -261,7 +275,6 @@ impl<T: Tracker> Vm<T> {
                     }
                     macro_rules! branch {
                         ($cond:expr, $target:expr) => {{
-                            self.tracker.on_predicate(site!());
                             if $cond {
                                 let target = $target as usize;
                                 let backward = target < pc;
@@ -282,7 +295,6 @@ impl<T: Tracker> Vm<T> {
                             match &self.heap.get(a).data {
                                 ObjData::$variant(v) => match v.get(i as u32 as usize) {
                                     Some(&x) => {
-                                        self.tracker.on_array_load(site!(), a, i as usize);
                                         $push!($conv(x))
                                     }
                                     None => {
@@ -306,7 +318,6 @@ impl<T: Tracker> Vm<T> {
                                 ObjData::$variant(v) => match v.get_mut(i as u32 as usize) {
                                     Some(slot) => {
                                         *slot = $conv(x);
-                                        self.tracker.on_array_store(site!(), a, i as usize);
                                     }
                                     None => {
                                         let len = v.len();
@@ -323,7 +334,6 @@ impl<T: Tracker> Vm<T> {
                         ($pop:ident, $push:ident, |$a:ident, $b:ident| $e:expr) => {{
                             let $b = $pop!();
                             let $a = $pop!();
-                            self.tracker.on_compute(site!());
                             $push!($e)
                         }};
                     }
@@ -331,7 +341,9 @@ impl<T: Tracker> Vm<T> {
                         ($callee:expr, $args:expr) => {{
                             let callee: MethodId = $callee;
                             let args = $args as usize;
-                            self.tracker.on_call(site!(), callee);
+                            if T::FLOW {
+                                self.track_call(t, site!(), callee, sp - args, lp);
+                            }
                             let decoded = match self.methods[callee as usize].code.get() {
                                 Some(c) if !self.methods[callee as usize].slow_entry() => Some(c.clone()),
                                 _ => None,
@@ -368,6 +380,9 @@ impl<T: Tracker> Vm<T> {
                     pc += 1;
                     executed += 1;
                     'dispatch: loop {
+                        if T::FLOW {
+                            self.track_op(t, op, mid, pc - 1, lp, sp);
+                        }
                         match op {
                             Op::Nop => {}
                             Op::AconstNull => push!(0),
@@ -377,76 +392,68 @@ impl<T: Tracker> Vm<T> {
                             Op::Dconst(v) => push_d!(v),
                             Op::LdcRef(r) => push!(r as u64),
                             Op::Load(n) => {
-                                self.tracker.on_local_load(site!(), n);
                                 push!(t.stack[lp + n as usize])
                             }
                             Op::Load2(n) => {
-                                self.tracker.on_local_load(site!(), n);
                                 t.stack[sp] = t.stack[lp + n as usize];
                                 sp += 2;
                             }
                             Op::Store(n) => {
                                 sp -= 1;
                                 t.stack[lp + n as usize] = t.stack[sp];
-                                self.tracker.on_local_store(site!(), n);
                             }
                             Op::Store2(n) => {
                                 sp -= 2;
                                 t.stack[lp + n as usize] = t.stack[sp];
-                                self.tracker.on_local_store(site!(), n);
                             }
                             Op::Iinc(n, d) => {
                                 let s = &mut t.stack[lp + n as usize];
                                 *s = (*s as i32).wrapping_add(d) as u32 as u64;
-                                self.tracker.on_compute(site!());
                             }
 
-                            // Superinstructions: the same effects and hooks as the ops they stand for.
+                            // Superinstructions: the same effects as the ops they stand for, counted as those ops.
                             Op::LoadLoad(a, b) => {
-                                self.tracker.on_local_load(site!(), a);
-                                self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
                                 t.stack[sp] = t.stack[lp + a as usize];
                                 t.stack[sp + 1] = t.stack[lp + b as usize];
                                 sp += 2;
                                 pc += 1;
+                                executed += 1;
                             }
                             Op::LoadConst(a, c) => {
-                                self.tracker.on_local_load(site!(), a);
                                 t.stack[sp] = t.stack[lp + a as usize];
                                 t.stack[sp + 1] = c as u32 as u64;
                                 sp += 2;
                                 pc += 1;
+                                executed += 1;
                             }
                             Op::IfCmpLocals { a, b, cond, target } => {
-                                self.tracker.on_local_load(site!(), a);
-                                self.tracker.on_local_load(Site { method: mid, pc: pc as u32 }, b);
                                 let (x, y) = (t.stack[lp + a as usize] as i32, t.stack[lp + b as usize] as i32);
                                 pc += 2;
+                                executed += 2;
                                 branch!(Cond::holds(cond, x, y), target)
                             }
                             Op::IfCmpConst { a, cond, c, target } => {
-                                self.tracker.on_local_load(site!(), a);
                                 let x = t.stack[lp + a as usize] as i32;
                                 pc += 2;
+                                executed += 2;
                                 branch!(Cond::holds(cond, x, c), target)
                             }
                             Op::IincGoto { local, delta, target } => {
                                 let s = &mut t.stack[lp + local as usize];
                                 *s = (*s as i32).wrapping_add(delta as i32) as u32 as u64;
-                                self.tracker.on_compute(site!());
                                 pc += 1;
+                                executed += 1;
                                 branch!(true, target)
                             }
                             Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
-                                self.tracker.on_local_load(site!(), local);
                                 let o = t.stack[lp + local as usize] as Ref;
                                 pc += 1;
+                                executed += 1;
                                 null_check!(o);
                                 let v = match &self.heap.get(o).data {
                                     ObjData::Fields(f) => f[slot as usize],
                                     _ => 0,
                                 };
-                                self.tracker.on_field_load(site!(), o, slot);
                                 if let Op::LoadGetField { .. } = op {
                                     push!(v)
                                 } else {
@@ -563,7 +570,6 @@ impl<T: Tracker> Vm<T> {
                                 if b == 0 {
                                     throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
                                 }
-                                self.tracker.on_compute(site!());
                                 push_i!(if op == Op::Idiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
                             }
                             Op::Ldiv | Op::Lrem => {
@@ -572,7 +578,6 @@ impl<T: Tracker> Vm<T> {
                                 if b == 0 {
                                     throw!(self.throw_new(t, "java/lang/ArithmeticException", Some("/ by zero")))
                                 }
-                                self.tracker.on_compute(site!());
                                 push_l!(if op == Op::Ldiv { a.wrapping_div(b) } else { a.wrapping_rem(b) })
                             }
                             Op::Fdiv => arith!(pop_f, push_f, |a, b| a / b),
@@ -603,7 +608,6 @@ impl<T: Tracker> Vm<T> {
                             Op::Lshl | Op::Lshr | Op::Lushr => {
                                 let b = pop_i!() as u32 & 63;
                                 let a = pop_l!();
-                                self.tracker.on_compute(site!());
                                 push_l!(match op {
                                     Op::Lshl => a << b,
                                     Op::Lshr => a >> b,
@@ -777,20 +781,16 @@ impl<T: Tracker> Vm<T> {
                             }
 
                             Op::GetStatic(s) => {
-                                self.tracker.on_static_load(site!(), s);
                                 push!(self.statics[s as usize])
                             }
                             Op::GetStatic2(s) => {
-                                self.tracker.on_static_load(site!(), s);
                                 push_l!(self.statics[s as usize])
                             }
                             Op::PutStatic(s) => {
                                 self.statics[s as usize] = pop!();
-                                self.tracker.on_static_store(site!(), s);
                             }
                             Op::PutStatic2(s) => {
                                 self.statics[s as usize] = pop_l!() as u64;
-                                self.tracker.on_static_store(site!(), s);
                             }
                             Op::GetField(s) | Op::GetField2(s) => {
                                 let o = pop_r!();
@@ -799,7 +799,6 @@ impl<T: Tracker> Vm<T> {
                                     ObjData::Fields(f) => f[s as usize],
                                     _ => 0,
                                 };
-                                self.tracker.on_field_load(site!(), o, s);
                                 if let Op::GetField(_) = op {
                                     push!(v)
                                 } else {
@@ -817,7 +816,6 @@ impl<T: Tracker> Vm<T> {
                                 if let ObjData::Fields(f) = &mut self.heap.get_mut(o).data {
                                     f[s as usize] = v;
                                 }
-                                self.tracker.on_field_store(site!(), o, s);
                             }
 
                             Op::InvokeDirect { method, args } => invoke!(method, args),
@@ -864,7 +862,7 @@ impl<T: Tracker> Vm<T> {
                                     tri!(self.make_room(t, 0));
                                 }
                                 let r = self.alloc_instance(c);
-                                self.tracker.on_alloc(site!(), r, c, self.heap.get(r).data.size_bytes());
+                                self.track_alloc(t, site!(), r, c, lp, sp);
                                 push!(r as u64)
                             }
                             Op::NewArray(_) | Op::ANewArray(_) => {
@@ -883,7 +881,7 @@ impl<T: Tracker> Vm<T> {
                                     _ => unreachable!(),
                                 };
                                 let r = tri!(self.new_array_checked(t, class, len as usize));
-                                self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
+                                self.track_alloc(t, site!(), r, class, lp, sp);
                                 push!(r as u64)
                             }
                             Op::MultiANewArrayCp(cp, dims) => {
@@ -902,7 +900,7 @@ impl<T: Tracker> Vm<T> {
                                     ))
                                 }
                                 let r = tri!(self.multi_new_array(t, class, &counts));
-                                self.tracker.on_alloc(site!(), r, class, self.heap.get(r).data.size_bytes());
+                                self.track_alloc(t, site!(), r, class, lp, sp);
                                 push!(r as u64)
                             }
                             Op::ArrayLength => {
@@ -999,6 +997,9 @@ impl<T: Tracker> Vm<T> {
                     top.pc = h;
                     let stack_base = top.locals as usize + top.code.max_locals as usize;
                     t.stack[stack_base] = exception as u64;
+                    if T::FLOW {
+                        self.tracker.flow_new(stack_base);
+                    }
                     top.sp = stack_base as u32 + 1;
                     reload!();
                     continue 'outer;

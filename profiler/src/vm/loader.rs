@@ -27,17 +27,7 @@ impl From<VmError> for LoadError {
     }
 }
 
-pub const PRIMITIVES: [(&str, char); 9] = [
-    ("boolean", 'Z'),
-    ("byte", 'B'),
-    ("char", 'C'),
-    ("short", 'S'),
-    ("int", 'I'),
-    ("float", 'F'),
-    ("long", 'J'),
-    ("double", 'D'),
-    ("void", 'V'),
-];
+pub use crate::classfile::descriptor::PRIMITIVES;
 
 impl<T: Tracker> Vm<T> {
     pub fn lookup_class(&self, name: &str) -> Option<ClassId> {

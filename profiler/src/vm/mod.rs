@@ -6,6 +6,7 @@ mod boot;
 pub mod class;
 pub mod decode;
 mod exceptions;
+mod flow;
 mod gc;
 pub mod heap;
 mod indy;

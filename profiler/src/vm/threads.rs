@@ -410,6 +410,9 @@ impl<T: Tracker> Vm<T> {
             let start = jt.top_sp();
             jt.ensure_capacity(start + args.len() + 16);
             jt.stack[start..start + args.len()].copy_from_slice(args);
+            if T::FLOW {
+                (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
+            }
         }
         if self.methods[method as usize].is_native() {
             let mut jt = self.threads[who].thread.take().expect("thread in slot");

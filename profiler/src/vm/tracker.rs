@@ -1,61 +1,138 @@
 //! The instrumentation interface. The interpreter is generic over a `Tracker`; every hook has an
 //! empty default body, so [`NoTracker`] compiles to nothing and the plain VM pays nothing.
 //!
-//! Hooks see values as raw slots and places as [`Site`]s (method + op index); the analyses
-//! (copy profiling, reference propagation, cost-benefit, lifetimes) keep their shadows behind
-//! these hooks, so adding one never reshapes the dispatch loop.
+//! Two levels of hooks:
+//! - **events** (allocation, call, return, native, bulk copy, free, collection) fire for every tracker;
+//! - **value flow** (`flow_*`) fires only for trackers with `FLOW = true`: every op reports how it
+//!   moves values between operand-stack slots, locals and the heap (see `vm/flow.rs`). Stack and
+//!   local slots are named by their index in the thread's slot stack — a callee's locals are the
+//!   caller's argument slots, so argument shadows pass to the callee with no extra hook, and a
+//!   return is a move from the callee's top to the caller's. A tracker keeps one shadow per slot
+//!   index per thread (`flow_thread` says which thread the indices that follow belong to).
+//!
+//! Hooks see places as [`Site`]s (method + op index); [`Context`] turns a site inside the JDK into
+//! the user frame that led to it.
 
-use super::class::{ClassId, MethodId};
+use super::class::{Class, ClassId, Method, MethodId};
 use super::heap::Ref;
+use super::Frame;
+use crate::classpath::Origin;
 
 /// A static instruction: a method and an op index in its decoded code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Site {
     pub method: MethodId,
     pub pc: u32,
 }
 
+/// A heap location a value is loaded from or stored to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeapLoc {
+    Field { obj: Ref, slot: u32 },
+    Static { slot: u32 },
+    Element { array: Ref, index: u32 },
+}
+
+/// An allocation the program made.
+#[derive(Debug, Clone, Copy)]
+pub struct Alloc {
+    pub site: Site,
+    pub obj: Ref,
+    pub class: ClassId,
+    pub bytes: usize,
+    /// The receiver of the allocating method (0 in a static method).
+    pub owner: Ref,
+    /// The slot that receives the reference.
+    pub dst: usize,
+}
+
+/// A value moved to or from the heap, in slot form.
+#[derive(Debug, Clone, Copy)]
+pub struct Value {
+    pub bits: u64,
+    pub is_ref: bool,
+}
+
+/// What a bulk copy moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bulk {
+    /// Array elements of this many bytes each.
+    Elements(u8),
+    /// An instance's field slots (a `clone`).
+    Fields,
+}
+
+/// How an op needs an object (reference propagation's "uses").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefUse {
+    /// Base of a field or array-element read or write, or of `arraylength`.
+    Access,
+    /// Receiver of a call.
+    Receiver,
+    /// Operand of `instanceof`, `checkcast`, or a reference comparison.
+    Test,
+    /// Argument of a native method.
+    Native,
+}
+
+/// How a reference is passed on without reaching the heap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefPass {
+    Argument,
+    Return,
+}
+
+/// Read-only view of the running thread, for hooks that record where something happened.
+pub struct Context<'a> {
+    pub frames: &'a [Frame],
+    pub methods: &'a [Method],
+    pub classes: &'a [Class],
+}
+
+impl Context<'_> {
+    /// Whether `m` belongs to the user's program (loaded from the class path, not the JDK, and
+    /// not a class the VM generated).
+    pub fn is_user(&self, m: MethodId) -> bool {
+        let class = &self.classes[self.methods[m as usize].class as usize];
+        class.origin == Origin::ClassPath && !class.hidden
+    }
+
+    /// The innermost frame in user code for an event at `site` on this thread: `site` itself
+    /// when it is user code, else the call site in the nearest user caller.
+    pub fn user_frame(&self, site: Site) -> Option<Site> {
+        if self.is_user(site.method) {
+            return Some(site);
+        }
+        // The top frame is `site`'s own; callers' pcs point past their call op.
+        self.frames
+            .iter()
+            .rev()
+            .skip(1)
+            .find(|f| self.is_user(f.method))
+            .map(|f| Site { method: f.method, pc: f.pc.saturating_sub(1) })
+    }
+}
+
 #[allow(unused_variables)]
 pub trait Tracker: 'static {
-    /// An object or array was allocated at `site`.
+    /// Whether the interpreter reports value flow (`flow_*` hooks) to this tracker. Decided at
+    /// compile time: with `false` no flow code is generated, and superinstructions stay on.
+    const FLOW: bool = false;
+
+    /// An object or array was allocated.
     #[inline(always)]
-    fn on_alloc(&mut self, site: Site, obj: Ref, class: ClassId, bytes: usize) {}
-    /// A local variable was pushed onto the operand stack (`iload`, `aload`, …).
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {}
+    /// Elements `[src_pos, src_pos+len)` of `src` were copied to `dst` at `dst_pos` (arraycopy and
+    /// so `Arrays.copyOf`, array `clone`), or, for an instance's `clone`, its field slots.
     #[inline(always)]
-    fn on_local_load(&mut self, site: Site, local: u16) {}
-    /// The top of the operand stack was stored into a local variable.
-    #[inline(always)]
-    fn on_local_store(&mut self, site: Site, local: u16) {}
-    /// A value was read from an instance field (`obj.slot`) onto the stack.
-    #[inline(always)]
-    fn on_field_load(&mut self, site: Site, obj: Ref, slot: u32) {}
-    /// A stack value was stored into an instance field.
-    #[inline(always)]
-    fn on_field_store(&mut self, site: Site, obj: Ref, slot: u32) {}
-    #[inline(always)]
-    fn on_static_load(&mut self, site: Site, slot: u32) {}
-    #[inline(always)]
-    fn on_static_store(&mut self, site: Site, slot: u32) {}
-    #[inline(always)]
-    fn on_array_load(&mut self, site: Site, array: Ref, index: usize) {}
-    #[inline(always)]
-    fn on_array_store(&mut self, site: Site, array: Ref, index: usize) {}
-    /// Elements `[src_pos, src_pos+len)` of `src` were copied to `dst` at `dst_pos` (arraycopy, clone, copyOf).
-    #[inline(always)]
-    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize) {}
-    /// An arithmetic or conversion op consumed its operands and produced a new value.
-    #[inline(always)]
-    fn on_compute(&mut self, site: Site) {}
-    /// A conditional branch consumed its operands.
-    #[inline(always)]
-    fn on_predicate(&mut self, site: Site) {}
-    /// A call from `site` to `callee` is about to run; its arguments are on the stack.
+    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {}
+    /// A frame for `callee`, called from `site`, was pushed.
     #[inline(always)]
     fn on_call(&mut self, site: Site, callee: MethodId) {}
-    /// `callee` returned to its caller.
+    /// `callee`'s frame ended (returned or unwound by an exception).
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {}
-    /// A native method ran with its arguments.
+    /// A native method called from `site` is about to run.
     #[inline(always)]
     fn on_native(&mut self, site: Site, callee: MethodId) {}
     /// The collector freed `obj` (the lifetime analysis' death observation).
@@ -64,6 +141,40 @@ pub trait Tracker: 'static {
     /// A collection finished.
     #[inline(always)]
     fn on_gc(&mut self, collections: u64, allocated_bytes: u64) {}
+
+    /// The run is over: the last moment the VM's classes and methods can be read (to turn sites
+    /// into source locations).
+    #[inline(always)]
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {}
+
+    /// The slot indices of the flow hooks that follow belong to thread `thread`.
+    #[inline(always)]
+    fn flow_thread(&mut self, thread: usize) {}
+    /// Slot `dst` now holds a value with no heap origin (a constant, a computed value, a native's result).
+    #[inline(always)]
+    fn flow_new(&mut self, dst: usize) {}
+    /// The value in slot `src` was copied to slot `dst` (local load/store, `dup`, return).
+    #[inline(always)]
+    fn flow_move(&mut self, site: Site, src: usize, dst: usize) {}
+    /// Slots are permuted: slot `base + i` gets what slot `from[i]` held (`dup_x1`, `swap`, …).
+    #[inline(always)]
+    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {}
+    /// The value in slot `src` is consumed by a computation, a branch or a native.
+    #[inline(always)]
+    fn flow_consume(&mut self, site: Site, src: usize) {}
+    /// `value` was loaded from `loc` into slot `dst`.
+    #[inline(always)]
+    fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {}
+    /// `value`, in slot `src`, was stored to `loc`; `bytes` is its size in the heap.
+    #[inline(always)]
+    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {}
+    /// `obj` (not null) is needed by the op at `site`. Uses of an object inside its own
+    /// constructor are not reported.
+    #[inline(always)]
+    fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {}
+    /// The reference `obj` (not null) is passed as an argument or returned at `site`.
+    #[inline(always)]
+    fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {}
 }
 
 /// The tracker of the plain run: every hook is empty.
@@ -72,45 +183,106 @@ pub struct NoTracker;
 
 impl Tracker for NoTracker {}
 
+/// Two trackers in one run: every hook goes to both, in order.
+impl<A: Tracker, B: Tracker> Tracker for (A, B) {
+    const FLOW: bool = A::FLOW || B::FLOW;
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        self.0.on_alloc(cx, a);
+        self.1.on_alloc(cx, a);
+    }
+    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
+        self.0.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
+        self.1.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
+    }
+    fn on_call(&mut self, site: Site, callee: MethodId) {
+        self.0.on_call(site, callee);
+        self.1.on_call(site, callee);
+    }
+    fn on_return(&mut self, callee: MethodId) {
+        self.0.on_return(callee);
+        self.1.on_return(callee);
+    }
+    fn on_native(&mut self, site: Site, callee: MethodId) {
+        self.0.on_native(site, callee);
+        self.1.on_native(site, callee);
+    }
+    fn on_free(&mut self, obj: Ref, class: ClassId, bytes: usize) {
+        self.0.on_free(obj, class, bytes);
+        self.1.on_free(obj, class, bytes);
+    }
+    fn on_gc(&mut self, collections: u64, allocated_bytes: u64) {
+        self.0.on_gc(collections, allocated_bytes);
+        self.1.on_gc(collections, allocated_bytes);
+    }
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.0.finish(methods, classes);
+        self.1.finish(methods, classes);
+    }
+    fn flow_thread(&mut self, thread: usize) {
+        self.0.flow_thread(thread);
+        self.1.flow_thread(thread);
+    }
+    fn flow_new(&mut self, dst: usize) {
+        self.0.flow_new(dst);
+        self.1.flow_new(dst);
+    }
+    fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
+        self.0.flow_move(site, src, dst);
+        self.1.flow_move(site, src, dst);
+    }
+    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+        self.0.flow_shuffle(base, from);
+        self.1.flow_shuffle(base, from);
+    }
+    fn flow_consume(&mut self, site: Site, src: usize) {
+        self.0.flow_consume(site, src);
+        self.1.flow_consume(site, src);
+    }
+    fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
+        self.0.flow_load(cx, site, loc, value, dst);
+        self.1.flow_load(cx, site, loc, value, dst);
+    }
+    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
+        self.0.flow_store(cx, site, loc, value, bytes, src);
+        self.1.flow_store(cx, site, loc, value, bytes, src);
+    }
+    fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {
+        self.0.flow_use(cx, site, obj, how);
+        self.1.flow_use(cx, site, obj, how);
+    }
+    fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
+        self.0.flow_pass(cx, site, obj, how);
+        self.1.flow_pass(cx, site, obj, how);
+    }
+}
+
 /// Counts what it sees; proves that hooks fire and measures the cost of a live tracker.
 #[derive(Debug, Default, Clone)]
 pub struct CountingTracker {
     pub allocations: u64,
-    pub local_loads: u64,
-    pub local_stores: u64,
+    pub moves: u64,
+    pub consumed: u64,
     pub field_loads: u64,
     pub field_stores: u64,
     pub array_loads: u64,
     pub array_stores: u64,
+    pub static_loads: u64,
+    pub static_stores: u64,
+    pub uses: u64,
+    pub passes: u64,
     pub calls: u64,
     pub returns: u64,
+    pub natives: u64,
     pub frees: u64,
     pub bulk_copied: u64,
 }
 
 impl Tracker for CountingTracker {
-    fn on_local_load(&mut self, _: Site, _: u16) {
-        self.local_loads += 1;
-    }
-    fn on_local_store(&mut self, _: Site, _: u16) {
-        self.local_stores += 1;
-    }
-    fn on_alloc(&mut self, _: Site, _: Ref, _: ClassId, _: usize) {
+    const FLOW: bool = true;
+    fn on_alloc(&mut self, _: &Context, _: &Alloc) {
         self.allocations += 1;
     }
-    fn on_field_load(&mut self, _: Site, _: Ref, _: u32) {
-        self.field_loads += 1;
-    }
-    fn on_field_store(&mut self, _: Site, _: Ref, _: u32) {
-        self.field_stores += 1;
-    }
-    fn on_array_load(&mut self, _: Site, _: Ref, _: usize) {
-        self.array_loads += 1;
-    }
-    fn on_array_store(&mut self, _: Site, _: Ref, _: usize) {
-        self.array_stores += 1;
-    }
-    fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize) {
+    fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
         self.bulk_copied += len as u64;
     }
     fn on_call(&mut self, _: Site, _: MethodId) {
@@ -119,7 +291,36 @@ impl Tracker for CountingTracker {
     fn on_return(&mut self, _: MethodId) {
         self.returns += 1;
     }
+    fn on_native(&mut self, _: Site, _: MethodId) {
+        self.natives += 1;
+    }
     fn on_free(&mut self, _: Ref, _: ClassId, _: usize) {
         self.frees += 1;
+    }
+    fn flow_move(&mut self, _: Site, _: usize, _: usize) {
+        self.moves += 1;
+    }
+    fn flow_consume(&mut self, _: Site, _: usize) {
+        self.consumed += 1;
+    }
+    fn flow_load(&mut self, _: &Context, _: Site, loc: HeapLoc, _: Value, _: usize) {
+        match loc {
+            HeapLoc::Field { .. } => self.field_loads += 1,
+            HeapLoc::Static { .. } => self.static_loads += 1,
+            HeapLoc::Element { .. } => self.array_loads += 1,
+        }
+    }
+    fn flow_store(&mut self, _: &Context, _: Site, loc: HeapLoc, _: Value, _: u8, _: usize) {
+        match loc {
+            HeapLoc::Field { .. } => self.field_stores += 1,
+            HeapLoc::Static { .. } => self.static_stores += 1,
+            HeapLoc::Element { .. } => self.array_stores += 1,
+        }
+    }
+    fn flow_use(&mut self, _: &Context, _: Site, _: Ref, _: RefUse) {
+        self.uses += 1;
+    }
+    fn flow_pass(&mut self, _: &Context, _: Site, _: Ref, _: RefPass) {
+        self.passes += 1;
     }
 }

@@ -6,6 +6,7 @@ use crate::classfile::access;
 use crate::vm::class::{ClassKind, Elem};
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::threads::{STATUS_NEW, STATUS_TERMINATED};
+use crate::vm::tracker::Bulk;
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 type A<'a> = &'a [u64];
@@ -402,11 +403,12 @@ fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u
         return Err(vm.throw_new(t, "java/lang/CloneNotSupportedException", Some(&name)));
     }
     let data = vm.heap.get(src).data.clone();
-    let len = data.array_len();
+    let (len, unit) = match &data {
+        ObjData::Fields(f) => (f.len(), Bulk::Fields),
+        other => (other.array_len().unwrap_or(0), Bulk::Elements(other.elem_bytes())),
+    };
     let copy = vm.heap.alloc(class, data);
-    if let Some(len) = len {
-        vm.tracker.on_bulk_copy(src, 0, copy, 0, len);
-    }
+    vm.tracker.on_bulk_copy(src, 0, copy, 0, len, unit);
     Ok(copy as u64)
 }
 
@@ -489,7 +491,7 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         if let ObjData::Refs(v) = &mut vm.heap.get_mut(dst).data {
             v[dp..dp + copied].copy_from_slice(&items[..copied]);
         }
-        vm.tracker.on_bulk_copy(src, sp, dst, dp, copied);
+        vm.tracker.on_bulk_copy(src, sp, dst, dp, copied, Bulk::Elements(4));
         if let Some(x) = bad {
             let msg = format!(
                 "arraycopy: element type mismatch: can not cast one of the elements of {}[] to the type of the destination array, {}",
@@ -528,7 +530,8 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         Elem::Double => copy!(Doubles),
         Elem::Ref => unreachable!(),
     }
-    vm.tracker.on_bulk_copy(src, sp, dst, dp, len);
+    let width = vm.heap.get(dst).data.elem_bytes();
+    vm.tracker.on_bulk_copy(src, sp, dst, dp, len, Bulk::Elements(width));
     Ok(0)
 }
 

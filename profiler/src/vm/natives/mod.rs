@@ -75,14 +75,23 @@ impl<T: Tracker> Vm<T> {
             None => Site { method: m, pc: 0 },
         };
         self.tracker.on_native(site, m);
+        if T::FLOW {
+            self.track_native(t, site, m, args_at, nargs);
+        }
         let mut buf = [0u64; 16];
-        if nargs <= buf.len() {
+        let result = if nargs <= buf.len() {
             buf[..nargs].copy_from_slice(&t.stack[args_at..args_at + nargs]);
             f(self, t, &buf[..nargs])
         } else {
             let args = t.stack[args_at..args_at + nargs].to_vec();
             f(self, t, &args)
+        };
+        if T::FLOW {
+            // The native may have run Java code (and so other threads' shadows) in between.
+            self.tracker.flow_thread(self.current);
+            self.tracker.flow_new(args_at);
         }
+        result
     }
 
     fn bind_native(&self, m: MethodId) -> VmResult<NativeFn<T>> {

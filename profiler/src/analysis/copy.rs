@@ -1,0 +1,662 @@
+//! Copy profiling (`seeds/copy-profiling.txt`, DESIGN §4.1).
+//!
+//! Every stack and local slot's shadow is a [`Tag`]: the copy-graph node of the heap location its
+//! value was loaded from (or the producer node of a fresh reference) and the site that loaded it.
+//! A heap store of a tagged value adds an edge from that node to the stored-to location's node;
+//! when the source is a heap location the store is a *copy* (a value moved heap → stack → heap
+//! unmodified), counted in the storing method's flat profile. A computation, a branch or a native
+//! consuming a tagged value adds an edge to the consumer node `C`.
+//!
+//! Nodes: producers (allocation site × context slot), instance fields `O.f`, array elements
+//! `O.ELM`, static fields, and `C`. The heap needs no shadow of its own: a heap location's node is
+//! a function of its object's producer and the field.
+//!
+//! Hot chains: paths of heap-to-heap edges up to `max_chain_hops` long; a path's frequency is its
+//! smallest edge frequency. **Waste factor = hops × frequency × bytes** (the paper's definition in
+//! §5.1). The paper's printed example (`(355162, 2)` for a 2-hop chain of 177581 two-byte copies)
+//! shows frequency × bytes, the *volume*; we report both, rank by the waste factor, and test both.
+
+use super::objects::{Locator, ObjectTags};
+use crate::report::{Finding, Location, MethodCopies, Settings};
+use crate::vm::class::{Class, ClassId, Method, MethodId};
+use crate::vm::heap::Ref;
+use crate::vm::tracker::{Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+const NONE: u32 = 0;
+const CONSUMER: u32 = 1;
+/// The slot number standing for "any element" in an array's element node.
+const ELEMENT: u32 = u32::MAX;
+/// The producer standing for objects the VM made without an allocation op the program ran.
+const UNTRACKED: u32 = u32::MAX;
+
+/// A slot's shadow: where its value came from.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tag {
+    node: u32,
+    site: Site,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Node {
+    Consumer,
+    Producer(u32),
+    Field { producer: u32, slot: u32 },
+    Static { slot: u32 },
+}
+
+/// One way an edge happened: the load that picked the value up and the store that put it down
+/// (for a consumer edge, the consuming op), with the first user frame of the store.
+#[derive(Debug, Clone)]
+struct Way {
+    load: Site,
+    store: Site,
+    user: Option<Site>,
+    count: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Edge {
+    src: u32,
+    dst: u32,
+    freq: u64,
+    /// Size of the copied value.
+    bytes: u8,
+    /// The commonest ways this edge happened (a few at most).
+    ways: Vec<Way>,
+}
+
+const MAX_WAYS: usize = 4;
+
+pub struct CopyTracker {
+    settings: Settings,
+    pub objects: ObjectTags,
+    nodes: Vec<Node>,
+    node_index: FxHashMap<Node, u32>,
+    edges: Vec<Edge>,
+    edge_index: FxHashMap<(u32, u32), u32>,
+    /// Shadow stacks by thread; `cur` is the running thread's.
+    shadows: Vec<Vec<Tag>>,
+    cur: usize,
+    /// Copies stored by each method (flat), and with its callees (cumulative).
+    flat: Vec<u64>,
+    cumulative: Vec<u64>,
+    /// Per thread: copies so far, the open frames with the count at their entry, and how many
+    /// frames of each method are open (a recursive method's copies are counted once).
+    copies: Vec<u64>,
+    frames: Vec<Vec<(MethodId, u64)>>,
+    active: Vec<Vec<u32>>,
+    last_native: Site,
+    pub total_copies: u64,
+    /// Filled by `finish`.
+    pub findings: Vec<Finding>,
+    pub profile: Vec<MethodCopies>,
+}
+
+impl CopyTracker {
+    pub fn new(settings: Settings) -> Self {
+        let mut t = CopyTracker {
+            objects: ObjectTags::new(settings.context_slots, false),
+            settings,
+            nodes: Vec::new(),
+            node_index: FxHashMap::default(),
+            edges: Vec::new(),
+            edge_index: FxHashMap::default(),
+            shadows: vec![Vec::new()],
+            cur: 0,
+            flat: Vec::new(),
+            cumulative: Vec::new(),
+            copies: vec![0],
+            frames: vec![Vec::new()],
+            active: vec![Vec::new()],
+            last_native: Site::default(),
+            total_copies: 0,
+            findings: Vec::new(),
+            profile: Vec::new(),
+        };
+        // Node ids 0 (no origin) and 1 (the consumer) are fixed.
+        t.nodes.push(Node::Consumer);
+        t.nodes.push(Node::Consumer);
+        t.node_index.insert(Node::Consumer, CONSUMER);
+        t
+    }
+
+    fn node(&mut self, n: Node) -> u32 {
+        let next = self.nodes.len() as u32;
+        let id = *self.node_index.entry(n).or_insert(next);
+        if id == next {
+            self.nodes.push(n);
+        }
+        id
+    }
+
+    fn heap_node(&mut self, loc: HeapLoc) -> u32 {
+        let n = match loc {
+            HeapLoc::Field { obj, slot } => {
+                Node::Field { producer: self.objects.producer_of(obj).unwrap_or(UNTRACKED), slot }
+            }
+            HeapLoc::Element { array, .. } => {
+                Node::Field { producer: self.objects.producer_of(array).unwrap_or(UNTRACKED), slot: ELEMENT }
+            }
+            HeapLoc::Static { slot } => Node::Static { slot },
+        };
+        self.node(n)
+    }
+
+    fn is_heap(&self, node: u32) -> bool {
+        matches!(self.nodes[node as usize], Node::Field { .. } | Node::Static { .. })
+    }
+
+    #[inline]
+    fn shadow(&mut self, slot: usize) -> &mut Tag {
+        let s = &mut self.shadows[self.cur];
+        if slot >= s.len() {
+            s.resize(slot + 64, Tag::default());
+        }
+        &mut s[slot]
+    }
+
+    /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`.
+    fn add_edge(
+        &mut self,
+        cx: Option<&Context>,
+        (src, dst): (u32, u32),
+        bytes: u8,
+        (load, store): (Site, Site),
+        n: u64,
+    ) {
+        let next = self.edges.len() as u32;
+        let e = *self.edge_index.entry((src, dst)).or_insert(next);
+        if e == next {
+            self.edges.push(Edge { src, dst, freq: 0, bytes, ways: Vec::new() });
+        }
+        let edge = &mut self.edges[e as usize];
+        edge.freq += n;
+        edge.bytes = bytes;
+        let full = edge.ways.len() >= MAX_WAYS;
+        match edge.ways.iter_mut().find(|w| w.load == load && w.store == store) {
+            Some(w) => w.count += n,
+            None if !full => {
+                let user = cx.and_then(|cx| cx.user_frame(store));
+                edge.ways.push(Way { load, store, user, count: n })
+            }
+            None => {}
+        }
+    }
+
+    fn count_copies(&mut self, method: MethodId, n: u64) {
+        let m = method as usize;
+        if m >= self.flat.len() {
+            self.flat.resize(m + 1, 0);
+        }
+        self.flat[m] += n;
+        self.copies[self.cur] += n;
+        self.total_copies += n;
+    }
+}
+
+impl Tracker for CopyTracker {
+    const FLOW: bool = true;
+
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        let p = self.objects.on_alloc(cx, a);
+        let node = self.node(Node::Producer(p));
+        *self.shadow(a.dst) = Tag { node, site: a.site };
+    }
+
+    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
+        if len == 0 {
+            return;
+        }
+        let site = self.last_native;
+        match unit {
+            // Every element lands in the same element node: one edge carries them all.
+            Bulk::Elements(bytes) => {
+                let from = self.heap_node(HeapLoc::Element { array: src, index: src_pos as u32 });
+                let to = self.heap_node(HeapLoc::Element { array: dst, index: dst_pos as u32 });
+                self.add_edge(None, (from, to), bytes, (site, site), len as u64);
+            }
+            Bulk::Fields => {
+                for i in 0..len as u32 {
+                    let from = self.heap_node(HeapLoc::Field { obj: src, slot: src_pos as u32 + i });
+                    let to = self.heap_node(HeapLoc::Field { obj: dst, slot: dst_pos as u32 + i });
+                    self.add_edge(None, (from, to), 4, (site, site), 1);
+                }
+            }
+        }
+        self.count_copies(site.method, len as u64);
+    }
+
+    fn on_call(&mut self, _: Site, callee: MethodId) {
+        let (cur, m) = (self.cur, callee as usize);
+        let active = &mut self.active[cur];
+        if m >= active.len() {
+            active.resize(m + 1, 0);
+        }
+        active[m] += 1;
+        self.frames[cur].push((callee, self.copies[cur]));
+    }
+
+    fn on_return(&mut self, _: MethodId) {
+        let cur = self.cur;
+        if let Some((m, start)) = self.frames[cur].pop() {
+            let m = m as usize;
+            self.active[cur][m] -= 1;
+            if self.active[cur][m] == 0 {
+                if m >= self.cumulative.len() {
+                    self.cumulative.resize(m + 1, 0);
+                }
+                self.cumulative[m] += self.copies[cur] - start;
+            }
+        }
+    }
+
+    fn on_native(&mut self, site: Site, _: MethodId) {
+        self.last_native = site;
+    }
+
+    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+        self.objects.on_free(obj);
+    }
+
+    fn flow_thread(&mut self, thread: usize) {
+        if thread != self.cur {
+            if thread >= self.shadows.len() {
+                self.shadows.resize_with(thread + 1, Vec::new);
+                self.copies.resize(thread + 1, 0);
+                self.frames.resize_with(thread + 1, Vec::new);
+                self.active.resize_with(thread + 1, Vec::new);
+            }
+            self.cur = thread;
+        }
+    }
+
+    #[inline]
+    fn flow_new(&mut self, dst: usize) {
+        *self.shadow(dst) = Tag::default();
+    }
+
+    #[inline]
+    fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
+        let tag = *self.shadow(src);
+        *self.shadow(dst) = tag;
+    }
+
+    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+        let tags: Vec<Tag> = from.iter().map(|&s| *self.shadow(s)).collect();
+        for (i, tag) in tags.into_iter().enumerate() {
+            *self.shadow(base + i) = tag;
+        }
+    }
+
+    #[inline]
+    fn flow_consume(&mut self, site: Site, src: usize) {
+        let tag = *self.shadow(src);
+        if tag.node != NONE && self.is_heap(tag.node) {
+            self.add_edge(None, (tag.node, CONSUMER), 0, (tag.site, site), 1);
+        }
+    }
+
+    #[inline]
+    fn flow_load(&mut self, _: &Context, site: Site, loc: HeapLoc, _: Value, dst: usize) {
+        let node = self.heap_node(loc);
+        *self.shadow(dst) = Tag { node, site };
+    }
+
+    #[inline]
+    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, _: Value, bytes: u8, src: usize) {
+        let tag = *self.shadow(src);
+        if tag.node == NONE {
+            return;
+        }
+        let dst = self.heap_node(loc);
+        self.add_edge(Some(cx), (tag.node, dst), bytes, (tag.site, site), 1);
+        if self.is_heap(tag.node) {
+            self.count_copies(site.method, 1);
+        }
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        let report = Analysis { t: self, methods, classes };
+        let (findings, profile) = report.build();
+        self.findings = findings;
+        self.profile = profile;
+    }
+}
+
+/// The report-building half: reads the graph once the run is over.
+struct Analysis<'a> {
+    t: &'a CopyTracker,
+    methods: &'a [Method],
+    classes: &'a [Class],
+}
+
+/// A hot chain: heap-to-heap edges, each hop's destination the next hop's source.
+struct Chain {
+    edges: Vec<u32>,
+    freq: u64,
+    bytes: u8,
+}
+
+impl Chain {
+    fn volume(&self) -> u64 {
+        self.freq * self.bytes as u64
+    }
+    fn waste(&self) -> u64 {
+        self.edges.len() as u64 * self.volume()
+    }
+}
+
+impl Analysis<'_> {
+    fn build(&self) -> (Vec<Finding>, Vec<MethodCopies>) {
+        let mut locator = Locator::default();
+        let mut findings = self.chains(&mut locator);
+        findings.extend(self.clones(&mut locator));
+        (findings, self.profile(&mut locator))
+    }
+
+    fn location(&self, locator: &mut Locator, site: Site) -> Location {
+        locator.resolve(self.methods, self.classes, site);
+        locator.get(site)
+    }
+
+    /// Producer `p`'s name: `new int[] (Main.java:12)`.
+    fn producer_name(&self, locator: &mut Locator, p: u32) -> String {
+        if p == UNTRACKED {
+            return "objects the VM made".into();
+        }
+        let prod = &self.t.objects.producers[p as usize];
+        locator.resolve_type(self.classes, prod.class);
+        let at = self.location(locator, prod.user.unwrap_or(prod.site)).short();
+        let ctx = match prod.owner_site {
+            Some(o) => format!(" owned by an object from {}", self.location(locator, o).short()),
+            None => String::new(),
+        };
+        format!("new {} ({at}){ctx}", locator.type_name(prod.class))
+    }
+
+    /// Node `n`'s name: `Cell.value of new Cell (Main.java:4)`, `elements of new int[] (…)`.
+    fn node_name(&self, locator: &mut Locator, n: u32) -> String {
+        match self.t.nodes[n as usize] {
+            Node::Consumer => "a computation or native".into(),
+            Node::Producer(p) => self.producer_name(locator, p),
+            Node::Field { producer, slot: ELEMENT } => format!("elements of {}", self.producer_name(locator, producer)),
+            Node::Field { producer, slot } => {
+                let field = match self.t.objects.producers.get(producer as usize) {
+                    Some(prod) => instance_field_name(self.classes, prod.class, slot),
+                    None => format!("field #{slot}"),
+                };
+                format!("{field} of {}", self.producer_name(locator, producer))
+            }
+            Node::Static { slot } => static_field_name(self.classes, slot),
+        }
+    }
+
+    fn chains(&self, locator: &mut Locator) -> Vec<Finding> {
+        let t = self.t;
+        let s = &self.settings();
+        // Heap-to-heap edges worth following, by source node.
+        let mut out: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (i, e) in t.edges.iter().enumerate() {
+            if t.is_heap(e.src) && t.is_heap(e.dst) && e.freq >= s.min_copies {
+                out.entry(e.src).or_default().push(i as u32);
+            }
+        }
+        let mut chains = Vec::new();
+        let mut budget = 200_000usize;
+        for edges in out.values() {
+            for &e in edges {
+                let mut path = vec![e];
+                self.extend(&out, &mut path, &mut chains, &mut budget);
+            }
+        }
+        chains.sort_by(|a: &Chain, b: &Chain| b.waste().cmp(&a.waste()).then(b.edges.len().cmp(&a.edges.len())));
+        // Keep a chain only if no chosen chain already contains it.
+        let mut chosen: Vec<Chain> = Vec::new();
+        for c in chains {
+            if chosen.len() >= s.max_findings_per_kind {
+                break;
+            }
+            let contained = chosen.iter().any(|k| k.edges.windows(c.edges.len()).any(|w| w == c.edges.as_slice()));
+            if !contained && self.user_store(&t.edges[c.edges[0] as usize]).is_some() {
+                chosen.push(c);
+            }
+        }
+        chosen.iter().map(|c| self.chain_finding(locator, c)).collect()
+    }
+
+    fn extend(&self, out: &FxHashMap<u32, Vec<u32>>, path: &mut Vec<u32>, chains: &mut Vec<Chain>, budget: &mut usize) {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let edges = &self.t.edges;
+        let freq = path.iter().map(|&e| edges[e as usize].freq).min().unwrap_or(0);
+        chains.push(Chain { edges: path.clone(), freq, bytes: edges[path[0] as usize].bytes });
+        if path.len() >= self.settings().max_chain_hops {
+            return;
+        }
+        let last = edges[*path.last().expect("a path has an edge") as usize].dst;
+        if let Some(next) = out.get(&last) {
+            for &e in next {
+                if !path.contains(&e) {
+                    path.push(e);
+                    self.extend(out, path, chains, budget);
+                    path.pop();
+                }
+            }
+        }
+    }
+
+    fn settings(&self) -> &Settings {
+        &self.t.settings
+    }
+
+    /// The commonest way an edge happened, with a user frame for its store.
+    fn user_store<'e>(&self, e: &'e Edge) -> Option<&'e Way> {
+        e.ways.iter().filter(|w| w.user.is_some()).max_by_key(|w| w.count)
+    }
+
+    fn chain_finding(&self, locator: &mut Locator, c: &Chain) -> Finding {
+        let t = self.t;
+        let edges: Vec<&Edge> = c.edges.iter().map(|&e| &t.edges[e as usize]).collect();
+        let first = edges[0];
+        let way = self.user_store(first).expect("chosen chains have a user frame");
+        let location = self.location(locator, way.user.expect("user frame"));
+        let hops = edges.len();
+        // Where the value came from, and whether anything ever computed with it.
+        let producer = t
+            .edges
+            .iter()
+            .filter(|e| e.dst == first.src && matches!(t.nodes[e.src as usize], Node::Producer(_)))
+            .max_by_key(|e| e.freq)
+            .map(|e| self.node_name(locator, e.src));
+        let last = edges[hops - 1].dst;
+        let consumed = t.edge_index.contains_key(&(last, CONSUMER));
+        let mut path = vec![self.node_name(locator, first.src)];
+        for e in &edges {
+            path.push(self.node_name(locator, e.dst));
+        }
+        let message = format!(
+            "copy chain of {hops} hop{}: {} value{} of {} byte{} copied {}{}",
+            if hops == 1 { "" } else { "s" },
+            c.freq,
+            if c.freq == 1 { "" } else { "s" },
+            c.bytes,
+            if c.bytes == 1 { "" } else { "s" },
+            path.join(" → "),
+            if consumed { "" } else { "; the copied data is never used by a computation" }
+        );
+        let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
+            .evidence("hops", hops)
+            .evidence("frequency", c.freq)
+            .evidence("bytes", c.bytes)
+            .evidence("volume", c.volume())
+            .evidence("waste_factor", c.waste())
+            .evidence("consumed", consumed)
+            .evidence("path", path.clone());
+        if let Some(p) = producer {
+            f = f.evidence("producer", p);
+        }
+        for (i, e) in edges.iter().enumerate() {
+            let Some(w) = e.ways.iter().max_by_key(|w| w.count) else { continue };
+            let load = self.location(locator, w.load);
+            let store = self.location(locator, w.store);
+            f = f.related(load, format!("hop {} of {hops}: loaded from {}", i + 1, path[i]));
+            f = f.related(store, format!("hop {} of {hops}: stored to {}", i + 1, path[i + 1]));
+            if let Some(u) = w.user.filter(|u| *u != w.store) {
+                let user = self.location(locator, u);
+                f = f.related(user, format!("hop {} of {hops}: reached from here", i + 1));
+            }
+        }
+        f
+    }
+
+    /// Pairs of allocation sites whose object graphs much data is copied between (§5.2): direct
+    /// flow between objects' fields, attributed also to the objects that point to them (up to 3
+    /// references up).
+    fn clones(&self, locator: &mut Locator) -> Vec<Finding> {
+        let t = self.t;
+        let owner = |n: u32| match t.nodes[n as usize] {
+            Node::Field { producer, .. } if producer != UNTRACKED => Some(producer),
+            _ => None,
+        };
+        let mut direct: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+        let mut parents: FxHashMap<u32, FxHashSet<u32>> = FxHashMap::default();
+        for e in &t.edges {
+            match (t.nodes[e.src as usize], owner(e.src), owner(e.dst)) {
+                (_, Some(a), Some(b)) => *direct.entry((a, b)).or_default() += e.freq * e.bytes as u64,
+                (Node::Producer(child), None, Some(parent)) if child != parent => {
+                    parents.entry(child).or_default().insert(parent);
+                }
+                _ => {}
+            }
+        }
+        // Each producer with the producers pointing to it, up to 3 steps, and the steps taken.
+        // Outer pairs (more steps) sort first among equal volumes, so that they explain inner ones.
+        let ancestors = |p: u32| -> Vec<(u32, u32)> {
+            let mut seen = vec![(p, 0u32)];
+            let mut frontier = vec![p];
+            for depth in 1..=3 {
+                let mut next = Vec::new();
+                for q in frontier {
+                    for &r in parents.get(&q).into_iter().flatten() {
+                        if seen.len() < 32 && !seen.iter().any(|s| s.0 == r) {
+                            seen.push((r, depth));
+                            next.push(r);
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            seen
+        };
+        let mut total: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
+        for (&(a, b), &v) in &direct {
+            for (x, dx) in ancestors(a) {
+                for &(y, dy) in &ancestors(b) {
+                    let entry = total.entry((x, y)).or_default();
+                    entry.0 += v;
+                    entry.1 = entry.1.max(dx + dy);
+                }
+            }
+        }
+        let mut pairs: Vec<((u32, u32), (u64, u32))> = total.into_iter().filter(|((x, y), _)| x != y).collect();
+        pairs.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(&b.0)));
+        let min_volume = self.settings().min_copies * 4;
+        let mut chosen: Vec<((u32, u32), u64)> = Vec::new();
+        for ((x, y), (v, _)) in pairs {
+            if v < min_volume || chosen.len() >= self.settings().max_findings_per_kind {
+                break;
+            }
+            // A pair explained by a chosen pair of their owners, with the same volume, adds nothing.
+            let explained = chosen.iter().any(|&((cx, cy), cv)| {
+                cv == v && ancestors(x).iter().any(|a| a.0 == cx) && ancestors(y).iter().any(|a| a.0 == cy)
+            });
+            let user = t.objects.producers[y as usize].user.is_some();
+            if !explained && user {
+                chosen.push(((x, y), v));
+            }
+        }
+        chosen
+            .into_iter()
+            .map(|((x, y), v)| {
+                let (px, py) = (&t.objects.producers[x as usize], &t.objects.producers[y as usize]);
+                let location = self.location(locator, py.user.unwrap_or(py.site));
+                let source = self.location(locator, px.user.unwrap_or(px.site));
+                let (nx, ny) = (self.producer_name(locator, x), self.producer_name(locator, y));
+                Finding::new(
+                    "clone",
+                    v as f64,
+                    format!(
+                        "{v} bytes copied from the object graph of {nx} into that of {ny}: a clone built copy by copy"
+                    ),
+                    location,
+                )
+                .evidence("volume", v)
+                .evidence("source", nx)
+                .evidence("target", ny)
+                .related(source, "the cloned object graph's root is allocated here")
+            })
+            .collect()
+    }
+
+    fn profile(&self, locator: &mut Locator) -> Vec<MethodCopies> {
+        let t = self.t;
+        let mut rows: Vec<MethodCopies> = (0..t.flat.len().max(t.cumulative.len()))
+            .filter_map(|m| {
+                let flat = t.flat.get(m).copied().unwrap_or(0);
+                let cumulative = t.cumulative.get(m).copied().unwrap_or(0).max(flat);
+                if cumulative == 0 {
+                    return None;
+                }
+                let loc = self.location(locator, Site { method: m as MethodId, pc: 0 });
+                Some(MethodCopies {
+                    class: loc.class,
+                    method: loc.method,
+                    descriptor: loc.descriptor,
+                    file: loc.file,
+                    line: loc.line,
+                    flat,
+                    cumulative,
+                })
+            })
+            .collect();
+        // The 100 methods that copy most themselves, and the 100 that copy most with their callees.
+        rows.sort_by(|a, b| b.cumulative.cmp(&a.cumulative).then(a.class.cmp(&b.class)));
+        let mut keep: Vec<bool> = (0..rows.len()).map(|i| i < 100).collect();
+        let mut by_flat: Vec<usize> = (0..rows.len()).collect();
+        by_flat.sort_by(|&a, &b| rows[b].flat.cmp(&rows[a].flat));
+        by_flat.iter().take(100).for_each(|&i| keep[i] = true);
+        let mut rows: Vec<MethodCopies> = rows.into_iter().zip(keep).filter(|(_, k)| *k).map(|(r, _)| r).collect();
+        rows.sort_by(|a, b| b.flat.cmp(&a.flat).then(b.cumulative.cmp(&a.cumulative)).then(a.class.cmp(&b.class)));
+        rows
+    }
+}
+
+/// `Cell.value`: the instance field of `class` (or a superclass) in `slot`.
+pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> String {
+    let mut c = Some(class);
+    while let Some(id) = c {
+        let k = &classes[id as usize];
+        if let Some(f) = k.fields.iter().find(|f| !f.is_static() && f.slot == slot) {
+            return format!("{}.{}", simple_name(&k.name), f.name);
+        }
+        c = k.super_class;
+    }
+    format!("field #{slot}")
+}
+
+/// `Main.CACHE`: the static field in global slot `slot`.
+pub fn static_field_name(classes: &[Class], slot: u32) -> String {
+    for k in classes {
+        if let Some(f) = k.fields.iter().find(|f| f.is_static() && f.slot == slot) {
+            return format!("static {}.{}", simple_name(&k.name), f.name);
+        }
+    }
+    format!("static #{slot}")
+}
+
+fn simple_name(internal: &str) -> &str {
+    internal.rsplit('/').next().unwrap_or(internal)
+}

@@ -1,0 +1,12 @@
+//! The analyses: trackers that watch a run (`vm::Tracker`) and turn what they saw into report
+//! findings when it ends (`Tracker::finish`).
+//!
+//! - [`objects`]: producers (allocation site × context) and source locations, shared by all;
+//! - [`copy`]: copy profiling — the copy graph, hot copy chains, the clone detector, the flat and
+//!   cumulative copy profiles;
+//! - [`refprop`]: reference propagation — NATH, mostly-NATH, never- and rarely-used sites,
+//!   write-read imbalance.
+
+pub mod copy;
+pub mod objects;
+pub mod refprop;

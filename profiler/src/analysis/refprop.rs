@@ -1,0 +1,270 @@
+//! Reference propagation (`seeds/reference-propagation.txt`, DESIGN §4.2).
+//!
+//! The paper builds a graph of reference-assignment nodes (producer × statement) and reads its
+//! client analyses off it. Every figure those analyses need is a count over the references the
+//! program moves, so this tracker counts them directly from the values the VM reports, per
+//! producer — no per-slot shadow is needed:
+//! - an object is *assigned to the heap* when a reference to it is stored into a field, a static
+//!   or an array element; a site none of whose objects ever is, is NATH;
+//! - an object is *used* when it is the base of a field or element access, a call's receiver, an
+//!   operand of `instanceof`/`checkcast`/`==`/`!=`, or a native's argument — not inside its own
+//!   constructor, and a null test is not a use;
+//! - heap writes and reads of a producer's references give the write-read imbalance;
+//! - the ease-of-fix figures count the distinct statements (call/return sites; heap read/write
+//!   sites) its references pass through: the paper's reachable call/return and heap nodes.
+//!
+//! Producers are allocation site × 1-object-sensitive context × the first user frame that reached
+//! a site inside the JDK, so every finding lands on a line the user can change.
+
+use super::objects::{Locator, ObjectTags};
+use crate::report::{Finding, Location, Settings};
+use crate::vm::class::{Class, ClassId, Method};
+use crate::vm::heap::Ref;
+use crate::vm::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Site, Tracker, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+const HEAP: u8 = 1;
+const USED: u8 = 2;
+
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    /// Objects of this producer ever assigned to the heap, ever used.
+    in_heap: u64,
+    used: u64,
+    /// Heap stores and loads of references to its objects.
+    writes: u64,
+    reads: u64,
+    /// Distinct call/return sites and heap read/write sites its references passed through.
+    call_sites: FxHashSet<Site>,
+    heap_sites: FxHashSet<Site>,
+    /// Where its references were stored to the heap, and where its objects were used, with counts.
+    stores: FxHashMap<Site, u64>,
+    uses: FxHashMap<Site, u64>,
+}
+
+const MAX_SITES: usize = 64;
+
+fn count_at(map: &mut FxHashMap<Site, u64>, site: Site) {
+    if let Some(n) = map.get_mut(&site) {
+        *n += 1;
+    } else if map.len() < MAX_SITES {
+        map.insert(site, 1);
+    }
+}
+
+pub struct RefPropTracker {
+    settings: Settings,
+    pub objects: ObjectTags,
+    stats: Vec<Stats>,
+    /// HEAP and USED bits of each live object, by handle.
+    flags: Vec<u8>,
+    pub findings: Vec<Finding>,
+}
+
+impl RefPropTracker {
+    pub fn new(settings: Settings) -> Self {
+        RefPropTracker {
+            objects: ObjectTags::new(settings.context_slots, true),
+            settings,
+            stats: Vec::new(),
+            flags: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+
+    /// Sets `bit` on `obj`; returns its producer when the bit was newly set.
+    #[inline]
+    fn mark(&mut self, obj: Ref, bit: u8) -> Option<usize> {
+        let p = self.objects.producer_of(obj)? as usize;
+        let f = &mut self.flags[obj as usize];
+        if *f & bit != 0 {
+            return None;
+        }
+        *f |= bit;
+        Some(p)
+    }
+}
+
+impl Tracker for RefPropTracker {
+    const FLOW: bool = true;
+
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        let (p, obj) = (self.objects.on_alloc(cx, a) as usize, a.obj);
+        if p >= self.stats.len() {
+            self.stats.resize_with(p + 1, Stats::default);
+        }
+        let i = obj as usize;
+        if i >= self.flags.len() {
+            self.flags.resize((i + 1).max(self.flags.len() * 2), 0);
+        }
+        self.flags[i] = 0;
+    }
+
+    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+        self.objects.on_free(obj);
+    }
+
+    fn flow_load(&mut self, _: &Context, site: Site, _: HeapLoc, value: Value, _: usize) {
+        if !value.is_ref || value.bits == 0 {
+            return;
+        }
+        if let Some(p) = self.objects.producer_of(value.bits as Ref) {
+            let s = &mut self.stats[p as usize];
+            s.reads += 1;
+            s.heap_sites.insert(site);
+        }
+    }
+
+    fn flow_store(&mut self, _: &Context, site: Site, _: HeapLoc, value: Value, _: u8, _: usize) {
+        if !value.is_ref || value.bits == 0 {
+            return;
+        }
+        let obj = value.bits as Ref;
+        if let Some(p) = self.mark(obj, HEAP) {
+            self.stats[p].in_heap += 1;
+        }
+        if let Some(p) = self.objects.producer_of(obj) {
+            let s = &mut self.stats[p as usize];
+            s.writes += 1;
+            s.heap_sites.insert(site);
+            count_at(&mut s.stores, site);
+        }
+    }
+
+    fn flow_use(&mut self, _: &Context, site: Site, obj: Ref, _: RefUse) {
+        if let Some(p) = self.mark(obj, USED) {
+            let s = &mut self.stats[p];
+            s.used += 1;
+            count_at(&mut s.uses, site);
+        } else if let Some(p) = self.objects.producer_of(obj) {
+            count_at(&mut self.stats[p as usize].uses, site);
+        }
+    }
+
+    fn flow_pass(&mut self, _: &Context, site: Site, obj: Ref, _: RefPass) {
+        if let Some(p) = self.objects.producer_of(obj) {
+            self.stats[p as usize].call_sites.insert(site);
+        }
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.findings = self.build(methods, classes);
+    }
+}
+
+impl RefPropTracker {
+    fn build(&self, methods: &[Method], classes: &[Class]) -> Vec<Finding> {
+        let s = &self.settings;
+        let mut locator = Locator::default();
+        let mut loc = |site: Site| -> Location {
+            locator.resolve(methods, classes, site);
+            locator.get(site)
+        };
+        let mut by_kind: FxHashMap<&'static str, Vec<Finding>> = FxHashMap::default();
+        for (p, prod) in self.objects.producers.iter().enumerate() {
+            let st = &self.stats[p];
+            let Some(user) = prod.user else { continue };
+            if prod.instances < s.min_instances {
+                continue;
+            }
+            let n = prod.instances;
+            let nath = n - st.in_heap.min(n);
+            let type_name = {
+                let mut l = Locator::default();
+                l.resolve_type(classes, prod.class);
+                l.type_name(prod.class)
+            };
+            let location = loc(user);
+            let at_jdk = (prod.site != user).then(|| loc(prod.site));
+            let what = format!("new {type_name}");
+            let base = |kind: &str, score: f64, message: String| {
+                let mut f = Finding::new(kind, score, message, location.clone())
+                    .evidence("instances", n)
+                    .evidence("bytes", prod.bytes)
+                    .evidence("nath_objects", nath)
+                    .evidence("used_objects", st.used)
+                    .evidence("heap_writes", st.writes)
+                    .evidence("heap_reads", st.reads)
+                    .evidence("call_return_nodes", st.call_sites.len())
+                    .evidence("heap_nodes", st.heap_sites.len())
+                    .evidence("type", type_name.clone());
+                if let Some(j) = &at_jdk {
+                    f = f.related(j.clone(), format!("allocated inside the JDK, in {}.{}", j.class, j.method));
+                }
+                f
+            };
+            let top = |map: &FxHashMap<Site, u64>, k: usize| -> Vec<(Site, u64)> {
+                let mut v: Vec<(Site, u64)> = map.iter().map(|(&a, &b)| (a, b)).collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                v.truncate(k);
+                v
+            };
+            let ease = format!(
+                "its references pass through {} call/return site{} and {} heap access site{}",
+                st.call_sites.len(),
+                if st.call_sites.len() == 1 { "" } else { "s" },
+                st.heap_sites.len(),
+                if st.heap_sites.len() == 1 { "" } else { "s" }
+            );
+            // Instantiations first, then bytes: the paper's ranking.
+            let score = n as f64 + prod.bytes as f64 / 1e9;
+            if st.in_heap == 0 {
+                let msg = format!("{what}: all {n} objects are never assigned to the heap (NATH): temporaries built on every call; {ease}");
+                by_kind.entry("nath").or_default().push(base("nath", score, msg));
+            } else if nath as f64 >= s.mostly_nath * n as f64 {
+                let pct = 100.0 * nath as f64 / n as f64;
+                let mut f = base(
+                    "mostly-nath",
+                    score,
+                    format!("{what}: {nath} of {n} objects ({pct:.0}%) never reach the heap (mostly NATH); {ease}"),
+                );
+                for (site, count) in top(&st.stores, 3) {
+                    f = f.related(loc(site), format!("stored to the heap here ({count}×)"));
+                }
+                by_kind.entry("mostly-nath").or_default().push(f);
+            }
+            if st.used == 0 {
+                let msg =
+                    format!("{what}: none of its {n} objects is ever used (no field read or written, no call on it)");
+                by_kind.entry("never-used").or_default().push(base("never-used", score, msg));
+            } else if (st.used as f64) < s.rarely_used * n as f64 {
+                let pct = 100.0 * st.used as f64 / n as f64;
+                let mut f = base(
+                    "rarely-used",
+                    score,
+                    format!("{what}: only {} of {n} objects ({pct:.1}%) are ever used", st.used),
+                );
+                for (site, count) in top(&st.uses, 3) {
+                    f = f.related(loc(site), format!("used here ({count}×)"));
+                }
+                by_kind.entry("rarely-used").or_default().push(f);
+            }
+            // Write-read imbalance, for objects that do reach the heap.
+            if st.writes > 0 && (st.reads == 0 || st.writes as f64 >= s.imbalance_ratio * st.reads as f64) {
+                let ratio = if st.reads == 0 { f64::INFINITY } else { st.writes as f64 / st.reads as f64 };
+                let msg = if st.reads == 0 {
+                    format!("{what}: references stored to the heap {} times and never read back", st.writes)
+                } else {
+                    format!(
+                        "{what}: references stored to the heap {} times but read back only {} times ({ratio:.1}×)",
+                        st.writes, st.reads
+                    )
+                };
+                let ratio_json = if ratio.is_finite() { serde_json::json!(ratio) } else { serde_json::json!("inf") };
+                let mut f = base("write-read-imbalance", st.writes as f64, msg).evidence("ratio", ratio_json);
+                for (site, count) in top(&st.stores, 3) {
+                    f = f.related(loc(site), format!("stored to the heap here ({count}×)"));
+                }
+                by_kind.entry("write-read-imbalance").or_default().push(f);
+            }
+        }
+        let mut out = Vec::new();
+        for kind in ["nath", "mostly-nath", "never-used", "rarely-used", "write-read-imbalance"] {
+            let mut v = by_kind.remove(kind).unwrap_or_default();
+            v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.location.cmp(&b.location)));
+            v.truncate(s.max_findings_per_kind);
+            out.extend(v);
+        }
+        out
+    }
+}

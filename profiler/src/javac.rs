@@ -1,0 +1,208 @@
+//! Compiling the user's sources with the user's own `javac` (`-g`, so that lines and locals are
+//! in the class files), and reading its error messages back as structured diagnostics.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub file: PathBuf,
+    pub line: u32,
+    /// 1-based column of the caret javac draws under the source line, when it draws one.
+    pub column: Option<u32>,
+    pub severity: Severity,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("javac not found (looked in {0}); install a JDK or set the JDK path")]
+    NoJavac(String),
+    #[error("could not run javac: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("javac failed:\n{output}")]
+    Failed { output: String, diagnostics: Vec<Diagnostic> },
+}
+
+/// `javac` of the JDK at `jdk_home`, else of `JAVA_HOME`, else the one on `PATH`.
+pub fn find_javac(jdk_home: Option<&Path>) -> Result<PathBuf, CompileError> {
+    let mut tried = Vec::new();
+    let homes = jdk_home.map(Path::to_path_buf).into_iter().chain(std::env::var_os("JAVA_HOME").map(PathBuf::from));
+    for home in homes {
+        let javac = home.join("bin/javac");
+        if javac.is_file() {
+            return Ok(javac);
+        }
+        tried.push(javac.display().to_string());
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let javac = dir.join("javac");
+            if javac.is_file() {
+                return Ok(javac);
+            }
+        }
+    }
+    tried.push("PATH".into());
+    Err(CompileError::NoJavac(tried.join(", ")))
+}
+
+/// Compiles `sources` into `out` with `-g`, against `class_path` (may be empty); javac finds the
+/// other sources they need under `source_path`.
+pub fn compile(
+    javac: &Path,
+    sources: &[PathBuf],
+    source_path: Option<&Path>,
+    class_path: &str,
+    out: &Path,
+) -> Result<(), CompileError> {
+    std::fs::create_dir_all(out)?;
+    let mut cmd = Command::new(javac);
+    cmd.arg("-g").arg("-encoding").arg("UTF-8").arg("-d").arg(out);
+    if let Some(sp) = source_path {
+        cmd.arg("-sourcepath").arg(sp);
+    }
+    if !class_path.is_empty() {
+        cmd.arg("-cp").arg(class_path);
+    }
+    cmd.args(sources);
+    let output = cmd.output()?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
+    Err(CompileError::Failed { diagnostics: parse_diagnostics(&text), output: text })
+}
+
+/// javac's `File.java:12: error: message` lines, with the caret line's column and the message's
+/// continuation lines.
+pub fn parse_diagnostics(text: &str) -> Vec<Diagnostic> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(d) = parse_head(lines[i]) {
+            let mut d = d;
+            // Following lines: the source line, the caret, and more message text (e.g. `symbol:`).
+            let mut j = i + 1;
+            let mut source_seen = false;
+            while j < lines.len() && parse_head(lines[j]).is_none() {
+                let l = lines[j];
+                if l.trim_start().starts_with('^') && d.column.is_none() {
+                    d.column = Some(l.find('^').map(|c| c as u32 + 1).unwrap_or(1));
+                } else if !source_seen && d.column.is_none() {
+                    source_seen = true;
+                } else if l.trim_start().starts_with("symbol:") || l.trim_start().starts_with("location:") {
+                    d.message.push('\n');
+                    d.message.push_str(l.trim());
+                } else if l.ends_with(" error")
+                    || l.ends_with(" errors")
+                    || l.ends_with(" warning")
+                    || l.ends_with(" warnings")
+                {
+                    break;
+                }
+                j += 1;
+            }
+            out.push(d);
+            i = j;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn parse_head(line: &str) -> Option<Diagnostic> {
+    for (tag, severity) in [(": error: ", Severity::Error), (": warning: ", Severity::Warning)] {
+        if let Some(at) = line.find(tag) {
+            let (place, message) = (&line[..at], &line[at + tag.len()..]);
+            let (file, line_no) = place.rsplit_once(':')?;
+            let line_no: u32 = line_no.parse().ok()?;
+            return Some(Diagnostic {
+                file: PathBuf::from(file),
+                line: line_no,
+                column: None,
+                severity,
+                message: message.to_string(),
+            });
+        }
+    }
+    None
+}
+
+/// The binary name of the class a source file declares as its top level: its package plus its
+/// file name (`src/com/acme/Main.java` with `package com.acme;` → `com.acme.Main`).
+pub fn class_name_of(source: &Path) -> std::io::Result<String> {
+    let text = std::fs::read_to_string(source)?;
+    let stem = source.file_stem().and_then(|s| s.to_str()).unwrap_or("Main").to_string();
+    Ok(match package_of(&text) {
+        Some(p) => format!("{p}.{stem}"),
+        None => stem,
+    })
+}
+
+/// The package a source declares, skipping comments before it.
+pub fn package_of(text: &str) -> Option<String> {
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.split_once('\n').map(|x| x.1).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.split_once("*/").map(|x| x.1).unwrap_or("");
+        } else if let Some(r) = rest.strip_prefix("package") {
+            let name: String = r.split(';').next()?.chars().filter(|c| !c.is_whitespace()).collect();
+            return (!name.is_empty()).then_some(name);
+        } else {
+            return None;
+        }
+    }
+}
+
+/// The source root of a file: its directory minus the package's directories, when they match.
+pub fn source_root_of(source: &Path) -> PathBuf {
+    let dir = source.parent().map(Path::to_path_buf).unwrap_or_default();
+    let package = std::fs::read_to_string(source).ok().and_then(|t| package_of(&t));
+    match package {
+        Some(p) => {
+            let mut root = dir.clone();
+            for part in p.split('.').rev() {
+                if root.file_name().and_then(|n| n.to_str()) == Some(part) {
+                    root.pop();
+                } else {
+                    return dir;
+                }
+            }
+            root
+        }
+        None => dir,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_javac_errors_with_columns_and_symbols() {
+        let text = "src/Main.java:3: error: cannot find symbol\n        foo(1);\n        ^\n  symbol:   method foo(int)\n  location: class Main\nsrc/Main.java:7: error: ';' expected\n        int x = 1\n                 ^\n2 errors\n";
+        let d = parse_diagnostics(text);
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].line, d[0].column), (3, Some(9)));
+        assert!(d[0].message.starts_with("cannot find symbol\nsymbol:   method foo(int)"), "{}", d[0].message);
+        assert_eq!((d[1].line, d[1].column, d[1].message.as_str()), (7, Some(18), "';' expected"));
+    }
+
+    #[test]
+    fn finds_the_package_after_comments() {
+        assert_eq!(package_of("// x\n/* y */ package com.acme ;\nclass A {}").as_deref(), Some("com.acme"));
+        assert_eq!(package_of("import java.util.*; class A {}"), None);
+    }
+}

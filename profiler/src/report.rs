@@ -1,0 +1,172 @@
+//! The report: what a profiled run found, as one JSON-serialisable value. Its schema is
+//! documented in `docs/report-schema.md`; `SCHEMA` changes whenever a field changes meaning.
+//!
+//! Locations name bytecode (class, method, descriptor, bci) and source (file as javac recorded it,
+//! relative to the source root, and line). A finding's `location` is always the first frame in
+//! user code; where the event itself happened inside the JDK, that JDK frame is a related location.
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "bloatlens-report/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Report {
+    pub schema: String,
+    pub run: RunInfo,
+    pub findings: Vec<Finding>,
+    /// Copies per method (flat: stores the method itself did; cumulative: with its callees),
+    /// hottest first. Empty when copy profiling was off.
+    pub copy_profile: Vec<MethodCopies>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub main_class: String,
+    pub args: Vec<String>,
+    pub class_path: String,
+    pub jdk: String,
+    /// `exited`, `exception` (an uncaught exception ended `main`) or `stopped` (a budget or an
+    /// error of the VM ended the run early; the report covers what ran).
+    pub outcome: String,
+    pub exit_status: i32,
+    /// Why the run stopped early, or the uncaught exception.
+    pub outcome_detail: Option<String>,
+    /// True when the program did not run to its end: the findings cover part of it.
+    pub partial: bool,
+    pub analyses: Vec<String>,
+    pub settings: Settings,
+    pub wall_ms: u64,
+    pub instructions: u64,
+    pub allocated_bytes: u64,
+    pub collections: u64,
+}
+
+/// Thresholds and abstraction sizes; every one is a CLI flag and an editor setting.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    /// Context slots `c` of 1-object sensitivity (0: context-insensitive).
+    pub context_slots: u32,
+    /// Longest copy chain, in hops (heap-to-heap copies).
+    pub max_chain_hops: usize,
+    /// An allocation site needs this many instances to be reported by reference propagation.
+    pub min_instances: u64,
+    /// Mostly-NATH: at least this fraction of a site's objects never reach the heap.
+    pub mostly_nath: f64,
+    /// Rarely-used: fewer than this fraction of a site's objects are used.
+    pub rarely_used: f64,
+    /// Write-read imbalance: heap writes over heap reads of a site's references at least this.
+    pub imbalance_ratio: f64,
+    /// A copy chain needs this many copies (its path frequency) to be reported.
+    pub min_copies: u64,
+    /// At most this many findings of each kind.
+    pub max_findings_per_kind: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            context_slots: 8,
+            max_chain_hops: 5,
+            min_instances: 10,
+            mostly_nath: 0.9,
+            rarely_used: 0.1,
+            imbalance_ratio: 2.0,
+            min_copies: 10,
+            max_findings_per_kind: 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`.
+    pub kind: String,
+    /// `warning`, `info` or `hint`, from the score's rank within its kind.
+    pub severity: String,
+    /// Ranking figure within the kind (see each kind's `evidence` for how it is made).
+    pub score: f64,
+    pub message: String,
+    pub location: Location,
+    pub related: Vec<Related>,
+    /// The figures behind the finding, by name.
+    pub evidence: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Location {
+    /// Source file as javac recorded it, with the package's directories (`com/acme/Main.java`).
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// Binary name with dots (`com.acme.Main$Inner`).
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    pub bci: u32,
+}
+
+impl Location {
+    /// `Main.java:12` or, without line information, `com.acme.Main.run`.
+    pub fn short(&self) -> String {
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => format!("{}:{l}", f.rsplit('/').next().unwrap_or(f)),
+            _ => format!("{}.{}", self.class, self.method),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Related {
+    pub location: Location,
+    /// What this place is to the finding: `hop 2 of 4: loaded`, `stored to the heap`, `used`, …
+    pub role: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MethodCopies {
+    pub class: String,
+    pub method: String,
+    pub descriptor: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub flat: u64,
+    pub cumulative: u64,
+}
+
+impl Finding {
+    pub fn new(kind: &str, score: f64, message: String, location: Location) -> Self {
+        Finding {
+            kind: kind.into(),
+            severity: "info".into(),
+            score,
+            message,
+            location,
+            related: Vec::new(),
+            evidence: serde_json::Map::new(),
+        }
+    }
+
+    pub fn evidence(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.evidence.insert(name.into(), value.into());
+        self
+    }
+
+    pub fn related(mut self, location: Location, role: impl Into<String>) -> Self {
+        self.related.push(Related { location, role: role.into() });
+        self
+    }
+}
+
+/// Severity by rank within a kind: the top three are warnings, the next seven infos, the rest hints.
+pub fn assign_severities(findings: &mut [Finding]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for f in findings.iter_mut() {
+        let rank = seen.entry(f.kind.clone()).or_default();
+        f.severity = match *rank {
+            0..=2 => "warning",
+            3..=9 => "info",
+            _ => "hint",
+        }
+        .into();
+        *rank += 1;
+    }
+}

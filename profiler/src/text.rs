@@ -1,0 +1,89 @@
+//! The report for a terminal: the run in one line, then the top findings, each with its source
+//! line quoted and, for a copy chain, every hop drawn.
+
+use crate::report::{Finding, Location, Report};
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Reads source lines from the first root that has the file.
+pub struct Sources {
+    roots: Vec<PathBuf>,
+    cache: HashMap<String, Option<Vec<String>>>,
+}
+
+impl Sources {
+    pub fn new(roots: Vec<PathBuf>) -> Self {
+        Sources { roots, cache: HashMap::new() }
+    }
+
+    pub fn line(&mut self, loc: &Location) -> Option<String> {
+        let (file, line) = (loc.file.as_ref()?, loc.line? as usize);
+        let roots = &self.roots;
+        let lines = self.cache.entry(file.clone()).or_insert_with(|| {
+            roots
+                .iter()
+                .find_map(|r| std::fs::read_to_string(Path::new(r).join(file)).ok())
+                .map(|t| t.lines().map(String::from).collect())
+        });
+        lines.as_ref()?.get(line.checked_sub(1)?).map(|l| l.trim().to_string())
+    }
+}
+
+pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
+    let mut out = String::new();
+    let r = &report.run;
+    let _ = writeln!(
+        out,
+        "bloatlens: {} — {} ({}), {} instructions, {:.1} MB allocated, {} ms",
+        r.main_class,
+        r.outcome,
+        match &r.outcome_detail {
+            Some(d) => format!("{d}; the findings cover what ran"),
+            None => format!("exit status {}", r.exit_status),
+        },
+        r.instructions,
+        r.allocated_bytes as f64 / 1e6,
+        r.wall_ms
+    );
+    if report.findings.is_empty() {
+        let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
+    }
+    let mut by_kind: Vec<(&str, usize)> = Vec::new();
+    for f in &report.findings {
+        match by_kind.iter_mut().find(|k| k.0 == f.kind) {
+            Some(k) => k.1 += 1,
+            None => by_kind.push((&f.kind, 1)),
+        }
+    }
+    if !by_kind.is_empty() {
+        let summary: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = writeln!(out, "findings: {}", summary.join(", "));
+    }
+    // The top findings: the best of each kind first, then by severity and score.
+    let mut order: Vec<&Finding> = report.findings.iter().collect();
+    let rank = |f: &Finding| report.findings.iter().filter(|g| g.kind == f.kind && g.score > f.score).count();
+    order.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.score.total_cmp(&a.score)));
+    for (i, f) in order.iter().take(top).enumerate() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}. [{}] {} — {}", i + 1, f.kind, f.location.short(), f.message);
+        quote(&mut out, sources, &f.location, "   ");
+        for rel in &f.related {
+            let _ = writeln!(out, "     {} {}", rel.role, rel.location.short());
+            quote(&mut out, sources, &rel.location, "       ");
+        }
+    }
+    if !report.copy_profile.is_empty() {
+        let _ = writeln!(out, "\ncopies by method (flat / cumulative):");
+        for m in report.copy_profile.iter().take(5) {
+            let _ = writeln!(out, "  {:>10} {:>10}  {}.{}", m.flat, m.cumulative, m.class, m.method);
+        }
+    }
+    out
+}
+
+fn quote(out: &mut String, sources: &mut Sources, loc: &Location, indent: &str) {
+    if let Some(text) = sources.line(loc) {
+        let _ = writeln!(out, "{indent}| {text}");
+    }
+}

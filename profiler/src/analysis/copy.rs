@@ -75,7 +75,8 @@ pub struct CopyTracker {
     node_index: FxHashMap<Node, u32>,
     edges: Vec<Edge>,
     edge_index: FxHashMap<(u32, u32), u32>,
-    /// Shadow stacks by thread; `cur` is the running thread's.
+    /// The running thread's shadow stack (`cur`); the other threads' are parked in `shadows`.
+    stack: Vec<Tag>,
     shadows: Vec<Vec<Tag>>,
     cur: usize,
     /// Copies stored by each method (flat), and with its callees (cumulative).
@@ -102,6 +103,7 @@ impl CopyTracker {
             node_index: FxHashMap::default(),
             edges: Vec::new(),
             edge_index: FxHashMap::default(),
+            stack: Vec::new(),
             shadows: vec![Vec::new()],
             cur: 0,
             flat: Vec::new(),
@@ -147,13 +149,12 @@ impl CopyTracker {
         matches!(self.nodes[node as usize], Node::Field { .. } | Node::Static { .. })
     }
 
-    #[inline]
+    #[inline(always)]
     fn shadow(&mut self, slot: usize) -> &mut Tag {
-        let s = &mut self.shadows[self.cur];
-        if slot >= s.len() {
-            s.resize(slot + 64, Tag::default());
+        if slot >= self.stack.len() {
+            self.stack.resize(slot + 256, Tag::default());
         }
-        &mut s[slot]
+        &mut self.stack[slot]
     }
 
     /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`.
@@ -267,16 +268,18 @@ impl Tracker for CopyTracker {
                 self.frames.resize_with(thread + 1, Vec::new);
                 self.active.resize_with(thread + 1, Vec::new);
             }
+            std::mem::swap(&mut self.stack, &mut self.shadows[self.cur]);
+            std::mem::swap(&mut self.stack, &mut self.shadows[thread]);
             self.cur = thread;
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn flow_new(&mut self, dst: usize) {
         *self.shadow(dst) = Tag::default();
     }
 
-    #[inline]
+    #[inline(always)]
     fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
         let tag = *self.shadow(src);
         *self.shadow(dst) = tag;
@@ -289,7 +292,7 @@ impl Tracker for CopyTracker {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn flow_consume(&mut self, site: Site, src: usize) {
         let tag = *self.shadow(src);
         if tag.node != NONE && self.is_heap(tag.node) {

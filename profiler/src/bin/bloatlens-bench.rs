@@ -1,6 +1,7 @@
 //! `bloatlens-bench`: runs the CPU-bound programs in `fixtures/bench/` under `java -Xint`, `java`
-//! (JIT) and `bloatlens run`, alternating, several rounds each, and prints each program's median
-//! wall time, peak memory (GNU time's maximum RSS, when /usr/bin/time exists) and the ratios.
+//! (JIT), `bloatlens run` and `bloatlens profile` (copy profiling and reference propagation on),
+//! alternating, several rounds each, and prints each program's median wall time, peak memory
+//! (GNU time's maximum RSS, when /usr/bin/time exists) and the ratios.
 //!
 //! Usage: `bloatlens-bench [--rounds N] [--only NAME] [--dir fixtures/bench]`
 
@@ -77,19 +78,26 @@ fn main() -> Result<()> {
     let cp = classes.path().display().to_string();
     println!("rounds: {rounds} (median wall time, whole process incl. start-up); peak = max RSS\n");
     println!(
-        "| program | java -Xint | java | bloatlens | bloatlens / -Xint | bloatlens / java | peak -Xint | peak bloatlens |"
+        "| program | java -Xint | java | bloatlens | bloatlens / -Xint | bloatlens / java | profiled | profiled / bloatlens | peak -Xint | peak bloatlens | peak profiled |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut ratios_xint = Vec::new();
     let mut ratios_jit = Vec::new();
+    let mut ratios_profiled = Vec::new();
     for p in &programs {
-        let cmds: [Vec<String>; 3] = [
+        let profiled: Vec<String> = [bloatlens.display().to_string(), "profile".into(), "-cp".into(), cp.clone()]
+            .into_iter()
+            .chain(["--format", "json", "--output", "/dev/null"].map(String::from))
+            .chain([p.clone()])
+            .collect();
+        let cmds: [Vec<String>; 4] = [
             vec!["java".into(), "-Xint".into(), "-XX:+UseSerialGC".into(), "-cp".into(), cp.clone(), p.clone()],
             vec!["java".into(), "-XX:+UseSerialGC".into(), "-cp".into(), cp.clone(), p.clone()],
             vec![bloatlens.display().to_string(), "run".into(), "-cp".into(), cp.clone(), p.clone()],
+            profiled,
         ];
-        let mut times: [Vec<Duration>; 3] = Default::default();
-        let mut peaks: [Option<u64>; 3] = [None; 3];
+        let mut times: [Vec<Duration>; 4] = Default::default();
+        let mut peaks: [Option<u64>; 4] = [None; 4];
         for _ in 0..rounds {
             for (i, c) in cmds.iter().enumerate() {
                 let m = measure(c)?;
@@ -97,19 +105,23 @@ fn main() -> Result<()> {
                 peaks[i] = peaks[i].max(m.peak_kb);
             }
         }
-        let [xint, jit, ours] = times.map(median);
+        let [xint, jit, ours, prof] = times.map(median);
         let rx = ours.as_secs_f64() / xint.as_secs_f64();
         let rj = ours.as_secs_f64() / jit.as_secs_f64();
+        let rp = prof.as_secs_f64() / ours.as_secs_f64();
         ratios_xint.push(rx);
         ratios_jit.push(rj);
+        ratios_profiled.push(rp);
         let mb = |k: Option<u64>| k.map(|k| format!("{} MB", k / 1024)).unwrap_or_else(|| "-".into());
         println!(
-            "| {p} | {:.2} s | {:.2} s | {:.2} s | {rx:.2}× | {rj:.2}× | {} | {} |",
+            "| {p} | {:.2} s | {:.2} s | {:.2} s | {rx:.2}× | {rj:.2}× | {:.2} s | {rp:.2}× | {} | {} | {} |",
             xint.as_secs_f64(),
             jit.as_secs_f64(),
             ours.as_secs_f64(),
+            prof.as_secs_f64(),
             mb(peaks[0]),
-            mb(peaks[2])
+            mb(peaks[2]),
+            mb(peaks[3])
         );
     }
     let med = |mut v: Vec<f64>| {
@@ -117,11 +129,16 @@ fn main() -> Result<()> {
         v[v.len() / 2]
     };
     let worst = ratios_xint.iter().cloned().fold(0.0, f64::max);
+    let worst_profiled = ratios_profiled.iter().cloned().fold(0.0, f64::max);
     println!(
         "\nmedian bloatlens / java -Xint: {:.2}×, worst {:.2}×; median bloatlens / java: {:.2}×",
         med(ratios_xint),
         worst,
         med(ratios_jit)
+    );
+    println!(
+        "analyses on (copy, refprop): median profiled / bloatlens {:.2}×, worst {worst_profiled:.2}×",
+        med(ratios_profiled)
     );
     Ok(())
 }

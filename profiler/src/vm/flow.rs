@@ -20,7 +20,7 @@ use crate::classfile::descriptor::Kind;
 impl<T: Tracker> Vm<T> {
     /// Reports the value flow of `op` at `pc` in `mid`, whose locals start at `lp`, with the
     /// operand stack's top at `sp`.
-    #[inline(never)]
+    #[inline(always)]
     pub(super) fn track_op(&mut self, t: &JThread, op: Op, mid: MethodId, pc: usize, lp: usize, sp: usize) {
         let site = Site { method: mid, pc: pc as u32 };
         let s = &t.stack;

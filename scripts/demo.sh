@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# The main job: compiles the bundled example and runs it under the Bloatlens VM.
+# The main job: profiles the bundled example (examples/orders/OrderReport.java) for bloat and prints
+# the report. Extra arguments go to `bloatlens profile` (e.g. --format json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-jdk.sh
 cargo build --release --quiet
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-javac -g -d "$out" examples/WordFrequency.java
-exec target/release/bloatlens run -cp "$out" WordFrequency "$@"
+exec target/release/bloatlens profile "$@" examples/orders/OrderReport.java

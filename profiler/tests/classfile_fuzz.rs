@@ -31,7 +31,7 @@ fn parse_and_decode(bytes: &[u8]) -> Result<(), classfile::ClassFormatError> {
     let class = classfile::parse(bytes)?;
     for m in &class.methods {
         if let Some(code) = &m.code {
-            let _ = decode(code, true);
+            let _ = decode(code);
         }
     }
     Ok(())
@@ -50,7 +50,7 @@ fn every_java_base_class_parses_and_decodes() {
             Ok(c) => {
                 for m in &c.methods {
                     if let Some(code) = &m.code {
-                        if let Err(e) = decode(code, true) {
+                        if let Err(e) = decode(code) {
                             failures.push(format!("{n} {}: {e}", m.name));
                         }
                     }

@@ -55,3 +55,99 @@ fn hooks_count_what_the_program_does() {
     assert!(counts.calls >= 1000 && counts.returns >= 1000, "{counts:?}");
     assert!(counts.bulk_copied >= 500, "arraycopy is seen element by element: {counts:?}");
 }
+
+/// A taint tracker built from the framework's shadows: a value loaded from a static holding the
+/// magic number is tainted; taint follows moves, calls and returns, arithmetic, heap stores and
+/// loads (fields, elements, statics) and bulk copies (`clone`). Proves the shadows carry a value
+/// through every kind of storage.
+mod taint {
+    use bloatlens_profiler::analysis::shadow::{ShadowHeap, ShadowStack};
+    use bloatlens_profiler::vm::heap::Ref;
+    use bloatlens_profiler::vm::tracker::{Bulk, Context, HeapLoc, Site, Tracker, Value};
+
+    pub const MAGIC: u64 = 0x5EC12E7;
+
+    #[derive(Default)]
+    pub struct Taint {
+        slots: ShadowStack<bool>,
+        heap: ShadowHeap<bool>,
+        /// Values stored to statics, with their taint.
+        pub static_stores: Vec<(u64, bool)>,
+    }
+
+    impl Tracker for Taint {
+        const FLOW: bool = true;
+        fn on_bulk_copy(&mut self, src: Ref, sp: usize, dst: Ref, dp: usize, len: usize, unit: Bulk) {
+            self.heap.bulk_copy(src, sp, dst, dp, len, unit);
+        }
+        fn on_free(&mut self, obj: Ref, _: u32, _: usize) {
+            self.heap.free(obj);
+        }
+        fn flow_thread(&mut self, thread: usize) {
+            self.slots.switch_to(thread);
+        }
+        fn flow_new(&mut self, dst: usize) {
+            self.slots.set(dst, false);
+        }
+        fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
+            self.slots.copy(src, dst);
+        }
+        fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+            self.slots.shuffle(base, from);
+        }
+        fn flow_compute(&mut self, _: Site, srcs: &[usize], dst: Option<usize>) {
+            let tainted = srcs.iter().any(|&s| self.slots.get(s));
+            if let Some(d) = dst {
+                self.slots.set(d, tainted);
+            }
+        }
+        fn flow_load(&mut self, _: &Context, _: Site, loc: HeapLoc, value: Value, dst: usize) {
+            let source = matches!(loc, HeapLoc::Static { .. }) && value.bits == MAGIC;
+            let tag = source || self.heap.get(loc);
+            self.slots.set(dst, tag);
+        }
+        fn flow_store(&mut self, _: &Context, _: Site, loc: HeapLoc, value: Value, _: u8, src: usize) {
+            let tag = self.slots.get(src);
+            self.heap.set(loc, tag);
+            if let HeapLoc::Static { .. } = loc {
+                self.static_stores.push((value.bits, tag));
+            }
+        }
+    }
+}
+
+const TAINT_PROGRAM: &str = r#"
+public class Flow {
+    static int SECRET = 0x5EC12E7;
+    static int OUT, CLEAN;
+    static final class Box { int v; }
+    static int twice(int x) { return x * 2; }
+    public static void main(String[] args) {
+        int[] a = new int[4];
+        a[1] = twice(SECRET) + 1;
+        int[] b = a.clone();
+        Box box = new Box();
+        box.v = b[1];
+        int leak = box.v - 1;
+        OUT = leak;
+        CLEAN = a[0] + 5;
+        System.out.println(OUT + " " + CLEAN);
+    }
+}
+"#;
+
+#[test]
+fn shadows_carry_a_value_through_every_kind_of_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Flow.java"), TAINT_PROGRAM).unwrap();
+    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(dir.path().join("Flow.java")).status().unwrap();
+    assert!(ok.success());
+    let mut config = RunConfig::new(dir.path().display().to_string(), "Flow");
+    config.capture = true;
+    let (result, taint) = run_with(&config, taint::Taint::default()).unwrap();
+    assert_eq!(String::from_utf8_lossy(&result.stdout), format!("{} 5\n", taint::MAGIC * 2));
+    let out = taint.static_stores.iter().find(|s| s.0 == taint::MAGIC * 2).expect("the store to OUT");
+    assert!(out.1, "taint went static → call → arithmetic → element → clone → field → arithmetic → static");
+    let clean = taint.static_stores.iter().find(|s| s.0 == 5).expect("the store to CLEAN");
+    assert!(!clean.1, "an untainted element stays untainted");
+}

@@ -7,7 +7,9 @@
 //! unmodified), counted in the storing method's flat profile. A computation, a branch or a native
 //! consuming a tagged value adds an edge to the consumer node `C`.
 //!
-//! Nodes: producers (allocation site × context slot), instance fields `O.f`, array elements
+//! Nodes: producers (allocation site × context slot, and for a site inside the JDK the user frame
+//! that reached it, so that one `Arrays.copyOf` does not merge every array in the program),
+//! instance fields `O.f`, array elements
 //! `O.ELM`, static fields, and `C`. The heap needs no shadow of its own: a heap location's node is
 //! a function of its object's producer and the field.
 //!
@@ -17,6 +19,7 @@
 //! shows frequency × bytes, the *volume*; we report both, rank by the waste factor, and test both.
 
 use super::objects::{Locator, ObjectTags};
+use super::shadow::ShadowStack;
 use crate::report::{Finding, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
@@ -73,11 +76,14 @@ pub struct CopyTracker {
     pub objects: ObjectTags,
     nodes: Vec<Node>,
     node_index: FxHashMap<Node, u32>,
+    /// Field and element nodes by producer and slot + 1 (0: the element node).
+    field_nodes: Vec<Vec<u32>>,
     edges: Vec<Edge>,
     edge_index: FxHashMap<(u32, u32), u32>,
-    /// The running thread's shadow stack (`cur`); the other threads' are parked in `shadows`.
-    stack: Vec<Tag>,
-    shadows: Vec<Vec<Tag>>,
+    /// Frequency of the edge from each node to the consumer `C`.
+    consumed: Vec<u64>,
+    /// Shadows of every thread's slots; `cur` is the running thread.
+    slots: ShadowStack<Tag>,
     cur: usize,
     /// Copies stored by each method (flat), and with its callees (cumulative).
     flat: Vec<u64>,
@@ -97,14 +103,15 @@ pub struct CopyTracker {
 impl CopyTracker {
     pub fn new(settings: Settings) -> Self {
         let mut t = CopyTracker {
-            objects: ObjectTags::new(settings.context_slots, false),
+            objects: ObjectTags::new(settings.context_slots, true),
             settings,
             nodes: Vec::new(),
             node_index: FxHashMap::default(),
+            field_nodes: Vec::new(),
             edges: Vec::new(),
             edge_index: FxHashMap::default(),
-            stack: Vec::new(),
-            shadows: vec![Vec::new()],
+            consumed: Vec::new(),
+            slots: ShadowStack::default(),
             cur: 0,
             flat: Vec::new(),
             cumulative: Vec::new(),
@@ -132,17 +139,34 @@ impl CopyTracker {
         id
     }
 
+    /// The node of a heap location. Field and element nodes are cached per producer, by slot
+    /// (slot 0 of the cache is the element node), since this runs on every heap access.
+    #[inline]
     fn heap_node(&mut self, loc: HeapLoc) -> u32 {
-        let n = match loc {
-            HeapLoc::Field { obj, slot } => {
-                Node::Field { producer: self.objects.producer_of(obj).unwrap_or(UNTRACKED), slot }
-            }
-            HeapLoc::Element { array, .. } => {
-                Node::Field { producer: self.objects.producer_of(array).unwrap_or(UNTRACKED), slot: ELEMENT }
-            }
-            HeapLoc::Static { slot } => Node::Static { slot },
+        let (obj, slot) = match loc {
+            HeapLoc::Field { obj, slot } => (obj, slot),
+            HeapLoc::Element { array, .. } => (array, ELEMENT),
+            HeapLoc::Static { slot } => return self.node(Node::Static { slot }),
         };
-        self.node(n)
+        let Some(p) = self.objects.producer_of(obj) else {
+            return self.node(Node::Field { producer: UNTRACKED, slot });
+        };
+        let (pi, k) = (p as usize, if slot == ELEMENT { 0 } else { slot as usize + 1 });
+        if let Some(&n) = self.field_nodes.get(pi).and_then(|v| v.get(k)) {
+            if n != NONE {
+                return n;
+            }
+        }
+        let n = self.node(Node::Field { producer: p, slot });
+        if pi >= self.field_nodes.len() {
+            self.field_nodes.resize_with(pi + 1, Vec::new);
+        }
+        let v = &mut self.field_nodes[pi];
+        if k >= v.len() {
+            v.resize(k + 1, NONE);
+        }
+        v[k] = n;
+        n
     }
 
     fn is_heap(&self, node: u32) -> bool {
@@ -151,10 +175,7 @@ impl CopyTracker {
 
     #[inline(always)]
     fn shadow(&mut self, slot: usize) -> &mut Tag {
-        if slot >= self.stack.len() {
-            self.stack.resize(slot + 256, Tag::default());
-        }
-        &mut self.stack[slot]
+        self.slots.slot(slot)
     }
 
     /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`.
@@ -262,14 +283,12 @@ impl Tracker for CopyTracker {
 
     fn flow_thread(&mut self, thread: usize) {
         if thread != self.cur {
-            if thread >= self.shadows.len() {
-                self.shadows.resize_with(thread + 1, Vec::new);
+            if thread >= self.copies.len() {
                 self.copies.resize(thread + 1, 0);
                 self.frames.resize_with(thread + 1, Vec::new);
                 self.active.resize_with(thread + 1, Vec::new);
             }
-            std::mem::swap(&mut self.stack, &mut self.shadows[self.cur]);
-            std::mem::swap(&mut self.stack, &mut self.shadows[thread]);
+            self.slots.switch_to(thread);
             self.cur = thread;
         }
     }
@@ -281,22 +300,29 @@ impl Tracker for CopyTracker {
 
     #[inline(always)]
     fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
-        let tag = *self.shadow(src);
-        *self.shadow(dst) = tag;
+        self.slots.copy(src, dst);
     }
 
     fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
-        let tags: Vec<Tag> = from.iter().map(|&s| *self.shadow(s)).collect();
-        for (i, tag) in tags.into_iter().enumerate() {
-            *self.shadow(base + i) = tag;
-        }
+        self.slots.shuffle(base, from);
     }
 
     #[inline(always)]
-    fn flow_consume(&mut self, site: Site, src: usize) {
-        let tag = *self.shadow(src);
-        if tag.node != NONE && self.is_heap(tag.node) {
-            self.add_edge(None, (tag.node, CONSUMER), 0, (tag.site, site), 1);
+    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
+        let _ = site;
+        for &src in srcs {
+            let tag = *self.shadow(src);
+            if tag.node != NONE && self.is_heap(tag.node) {
+                // Edges to the consumer only need their frequency: counted by source node.
+                let n = tag.node as usize;
+                if n >= self.consumed.len() {
+                    self.consumed.resize(n + 1, 0);
+                }
+                self.consumed[n] += 1;
+            }
+        }
+        if let Some(d) = dst {
+            *self.shadow(d) = Tag::default();
         }
     }
 
@@ -421,7 +447,12 @@ impl Analysis<'_> {
                 break;
             }
             let contained = chosen.iter().any(|k| k.edges.windows(c.edges.len()).any(|w| w == c.edges.as_slice()));
-            if !contained && self.user_store(&t.edges[c.edges[0] as usize]).is_some() {
+            // One chain per source line: the others through it are variations of the worst.
+            let Some(user) = self.user_store(&t.edges[c.edges[0] as usize]).and_then(|w| w.user) else { continue };
+            let same_line = chosen
+                .iter()
+                .any(|k| self.user_store(&t.edges[k.edges[0] as usize]).and_then(|w| w.user) == Some(user));
+            if !contained && !same_line {
                 chosen.push(c);
             }
         }
@@ -475,7 +506,7 @@ impl Analysis<'_> {
             .max_by_key(|e| e.freq)
             .map(|e| self.node_name(locator, e.src));
         let last = edges[hops - 1].dst;
-        let consumed = t.edge_index.contains_key(&(last, CONSUMER));
+        let consumed = t.consumed.get(last as usize).is_some_and(|&n| n > 0);
         let mut path = vec![self.node_name(locator, first.src)];
         for e in &edges {
             path.push(self.node_name(locator, e.dst));
@@ -517,7 +548,8 @@ impl Analysis<'_> {
 
     /// Pairs of allocation sites whose object graphs much data is copied between (§5.2): direct
     /// flow between objects' fields, attributed also to the objects that point to them (up to 3
-    /// references up).
+    /// references up). Reported for pairs of the same type (a list into a list, a char[] into a
+    /// char[]): a copy into a different kind of object is a transformation, not a clone.
     fn clones(&self, locator: &mut Locator) -> Vec<Finding> {
         let t = self.t;
         let owner = |n: u32| match t.nodes[n as usize] {
@@ -564,7 +596,10 @@ impl Analysis<'_> {
                 }
             }
         }
-        let mut pairs: Vec<((u32, u32), (u64, u32))> = total.into_iter().filter(|((x, y), _)| x != y).collect();
+        // A clone is a copy into an object of the same type as the original.
+        let same_type = |x: u32, y: u32| t.objects.producers[x as usize].class == t.objects.producers[y as usize].class;
+        let mut pairs: Vec<((u32, u32), (u64, u32))> =
+            total.into_iter().filter(|&((x, y), _)| x != y && same_type(x, y)).collect();
         pairs.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(&b.0)));
         let min_volume = self.settings().min_copies * 4;
         let mut chosen: Vec<((u32, u32), u64)> = Vec::new();
@@ -576,8 +611,12 @@ impl Analysis<'_> {
             let explained = chosen.iter().any(|&((cx, cy), cv)| {
                 cv == v && ancestors(x).iter().any(|a| a.0 == cx) && ancestors(y).iter().any(|a| a.0 == cy)
             });
-            let user = t.objects.producers[y as usize].user.is_some();
-            if !explained && user {
+            // Both roots are objects the user's code allocates: what the user can stop cloning.
+            let in_user_code = |p: u32| {
+                let prod = &t.objects.producers[p as usize];
+                prod.user == Some(prod.site)
+            };
+            if !explained && in_user_code(x) && in_user_code(y) {
                 chosen.push(((x, y), v));
             }
         }

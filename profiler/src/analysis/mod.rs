@@ -2,6 +2,7 @@
 //! findings when it ends (`Tracker::finish`).
 //!
 //! - [`objects`]: producers (allocation site × context) and source locations, shared by all;
+//! - [`shadow`]: shadow storage for slots and heap locations, for trackers that follow values;
 //! - [`copy`]: copy profiling — the copy graph, hot copy chains, the clone detector, the flat and
 //!   cumulative copy profiles;
 //! - [`refprop`]: reference propagation — NATH, mostly-NATH, never- and rarely-used sites,
@@ -10,3 +11,4 @@
 pub mod copy;
 pub mod objects;
 pub mod refprop;
+pub mod shadow;

@@ -49,6 +49,7 @@ impl ObjectTags {
     }
 
     /// Tags a new object; returns its producer.
+    #[inline]
     pub fn on_alloc(&mut self, cx: &Context, a: &Alloc) -> u32 {
         let (site, obj, class, bytes) = (a.site, a.obj, a.class, a.bytes);
         let (ctx, owner_site) = match (self.context_slots, self.producer_of(a.owner)) {

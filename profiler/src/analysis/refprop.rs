@@ -37,7 +37,7 @@ struct Stats {
     /// Distinct call/return sites and heap read/write sites its references passed through.
     call_sites: FxHashSet<Site>,
     heap_sites: FxHashSet<Site>,
-    /// Where its references were stored to the heap, and where its objects were used, with counts.
+    /// Where its references were stored to the heap, and where its objects were first used, with counts.
     stores: FxHashMap<Site, u64>,
     uses: FxHashMap<Site, u64>,
 }
@@ -132,12 +132,11 @@ impl Tracker for RefPropTracker {
     }
 
     fn flow_use(&mut self, _: &Context, site: Site, obj: Ref, _: RefUse) {
+        // Where objects are first used (counting every use would cost a lookup per field access).
         if let Some(p) = self.mark(obj, USED) {
             let s = &mut self.stats[p];
             s.used += 1;
             count_at(&mut s.uses, site);
-        } else if let Some(p) = self.objects.producer_of(obj) {
-            count_at(&mut self.stats[p as usize].uses, site);
         }
     }
 

@@ -92,9 +92,7 @@ fn instruction_len(b: &Bytes, pc: usize) -> Result<usize, DecodeError> {
     })
 }
 
-/// Decodes `code`; `fuse` turns on superinstructions (off when a tracker follows value flow,
-/// which reports each op on its own).
-pub fn decode(code: &classfile::Code, fuse: bool) -> Result<Code, DecodeError> {
+pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
     let bytes = &code.bytecode;
     // Pass 1: instruction starts.
     let mut op_index = vec![u32::MAX; bytes.len() + 1];
@@ -312,8 +310,7 @@ pub fn decode(code: &classfile::Code, fuse: bool) -> Result<Code, DecodeError> {
         };
         ops.push(op);
     }
-    let ops = if fuse { super::ops::fuse(&ops) } else { ops };
-    let ops: Vec<Cell<Op>> = ops.into_iter().map(Cell::new).collect();
+    let ops: Vec<Cell<Op>> = super::ops::fuse(&ops).into_iter().map(Cell::new).collect();
     let handlers = code
         .exception_table
         .iter()

@@ -23,6 +23,9 @@ impl<T: Tracker> Vm<T> {
     #[inline(always)]
     pub(super) fn track_op(&mut self, t: &JThread, op: Op, mid: MethodId, pc: usize, lp: usize, sp: usize) {
         let site = Site { method: mid, pc: pc as u32 };
+        // The sites of the second and third ops a superinstruction stands for.
+        let next = Site { method: mid, pc: pc as u32 + 1 };
+        let after_next = Site { method: mid, pc: pc as u32 + 2 };
         let s = &t.stack;
         let cx = Context { frames: &t.frames, methods: &self.methods, classes: &self.classes };
         let tr = &mut self.tracker;
@@ -31,15 +34,17 @@ impl<T: Tracker> Vm<T> {
             let m = &cx.methods[mid as usize];
             &*m.name == "<init>" && s[lp] as Ref == obj
         };
+        // A branch consumes its operands.
         macro_rules! consume {
-            ($($slot:expr),*) => {{ $( tr.flow_consume(site, $slot); )* }};
+            ($($slot:expr),*) => {
+                tr.flow_compute(site, &[$($slot),*], None)
+            };
         }
-        // A computation: consumes `n` operand slots starting at `at`, leaves its result at `at`.
+        // A computation consumes its operands and leaves its result at `at`.
         macro_rules! compute {
-            ($at:expr, [$($slot:expr),*]) => {{
-                consume!($($slot),*);
-                tr.flow_new($at);
-            }};
+            ($at:expr, [$($slot:expr),*]) => {
+                tr.flow_compute(site, &[$($slot),*], Some($at))
+            };
         }
         macro_rules! use_obj {
             ($obj:expr, $how:expr) => {{
@@ -241,9 +246,37 @@ impl<T: Tracker> Vm<T> {
                 use_obj!(s[sp - 1], RefUse::Test);
                 compute!(sp - 1, [sp - 1]);
             }
+            // Superinstructions: the flow of the ops they stand for, at those ops' sites.
+            Op::LoadLoad(a, b) => {
+                tr.flow_move(site, lp + a as usize, sp);
+                tr.flow_move(next, lp + b as usize, sp + 1);
+            }
+            Op::LoadConst(a, _) => {
+                tr.flow_move(site, lp + a as usize, sp);
+                tr.flow_new(sp + 1);
+            }
+            // The branch consumes the loaded copies; their shadows are the locals'.
+            Op::IfCmpLocals { a, b, .. } => tr.flow_compute(after_next, &[lp + a as usize, lp + b as usize], None),
+            Op::IfCmpConst { a, .. } => tr.flow_compute(after_next, &[lp + a as usize], None),
+            Op::IincGoto { local, .. } => compute!(lp + local as usize, [lp + local as usize]),
+            Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
+                tr.flow_move(site, lp + local as usize, sp);
+                let obj = s[lp + local as usize] as Ref;
+                if obj != 0 {
+                    let site = next;
+                    use_obj!(obj, RefUse::Access);
+                    let o = self.heap.get(obj);
+                    let value = match &o.data {
+                        ObjData::Fields(f) => f[slot as usize],
+                        _ => 0,
+                    };
+                    let is_ref = matches!(op, Op::LoadGetField { .. })
+                        && cx.classes[o.class as usize].ref_slots.binary_search(&slot).is_ok();
+                    tr.flow_load(&cx, site, HeapLoc::Field { obj, slot }, Value { bits: value, is_ref }, sp);
+                }
+            }
             // Allocations are reported by `on_alloc`; calls by `track_call`; the constant-pool
-            // forms are quickened and come back here resolved; superinstructions are off when
-            // flow is tracked.
+            // forms are quickened and come back here resolved.
             _ => {}
         }
     }
@@ -287,24 +320,20 @@ impl<T: Tracker> Vm<T> {
     pub(super) fn track_native(&mut self, t: &JThread, site: Site, m: MethodId, at: usize, nargs: usize) {
         let cx = Context { frames: &t.frames, methods: &self.methods, classes: &self.classes };
         let method = &cx.methods[m as usize];
+        let receiver = (!method.is_static()).then_some(Kind::Reference);
+        let mut slots = Vec::with_capacity(nargs);
         let mut slot = at;
-        if !method.is_static() && slot < at + nargs {
-            if t.stack[slot] != 0 {
-                self.tracker.flow_use(&cx, site, t.stack[slot] as Ref, RefUse::Native);
-            }
-            self.tracker.flow_consume(site, slot);
-            slot += 1;
-        }
-        for &k in method.parsed.params.iter() {
+        for k in receiver.into_iter().chain(method.parsed.params.iter().copied()) {
             if slot >= at + nargs {
                 break;
             }
             if k == Kind::Reference && t.stack[slot] != 0 {
                 self.tracker.flow_use(&cx, site, t.stack[slot] as Ref, RefUse::Native);
             }
-            self.tracker.flow_consume(site, slot);
+            slots.push(slot);
             slot += k.slots();
         }
+        self.tracker.flow_compute(site, &slots, None);
     }
 }
 

@@ -85,7 +85,7 @@ impl<T: Tracker> Vm<T> {
         let Some(raw) = method.raw.as_ref() else {
             return Err(Fault::Fatal(VmError::Internal(format!("{} has no code", self.method_name(m)))));
         };
-        let code = super::decode::decode(raw, !T::FLOW)
+        let code = super::decode::decode(raw)
             .map_err(|e| VmError::BadCode { method: self.method_name(m), reason: e.to_string() })?;
         let code = Rc::new(code);
         let _ = self.methods[m as usize].code.set(code.clone());

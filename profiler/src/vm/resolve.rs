@@ -194,10 +194,9 @@ impl<T: Tracker> Vm<T> {
         };
         if permanent {
             code.ops[at].set(quick);
-            // `aload; getfield` becomes one op in the load's slot (see ops::fuse), unless value
-            // flow is tracked (which reports each op on its own).
-            if let (false, Some(prev), Op::GetField(slot) | Op::GetField2(slot)) =
-                (T::FLOW, at.checked_sub(1).map(|p| &code.ops[p]), quick)
+            // `aload; getfield` becomes one op in the load's slot (see ops::fuse).
+            if let (Some(prev), Op::GetField(slot) | Op::GetField2(slot)) =
+                (at.checked_sub(1).map(|p| &code.ops[p]), quick)
             {
                 if let Op::Load(local) = prev.get() {
                     prev.set(if matches!(quick, Op::GetField(_)) {

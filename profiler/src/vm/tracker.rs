@@ -159,9 +159,11 @@ pub trait Tracker: 'static {
     /// Slots are permuted: slot `base + i` gets what slot `from[i]` held (`dup_x1`, `swap`, …).
     #[inline(always)]
     fn flow_shuffle(&mut self, base: usize, from: &[usize]) {}
-    /// The value in slot `src` is consumed by a computation, a branch or a native.
+    /// The values in slots `srcs` are consumed by a computation at `site` whose result goes to
+    /// slot `dst` (arithmetic, conversions, comparisons, `instanceof`), or by a branch or a native
+    /// (`dst` is `None`; a native's result is reported with `flow_new` after it ran).
     #[inline(always)]
-    fn flow_consume(&mut self, site: Site, src: usize) {}
+    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {}
     /// `value` was loaded from `loc` into slot `dst`.
     #[inline(always)]
     fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {}
@@ -234,9 +236,9 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
         self.0.flow_shuffle(base, from);
         self.1.flow_shuffle(base, from);
     }
-    fn flow_consume(&mut self, site: Site, src: usize) {
-        self.0.flow_consume(site, src);
-        self.1.flow_consume(site, src);
+    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
+        self.0.flow_compute(site, srcs, dst);
+        self.1.flow_compute(site, srcs, dst);
     }
     fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
         self.0.flow_load(cx, site, loc, value, dst);
@@ -300,8 +302,8 @@ impl Tracker for CountingTracker {
     fn flow_move(&mut self, _: Site, _: usize, _: usize) {
         self.moves += 1;
     }
-    fn flow_consume(&mut self, _: Site, _: usize) {
-        self.consumed += 1;
+    fn flow_compute(&mut self, _: Site, srcs: &[usize], _: Option<usize>) {
+        self.consumed += srcs.len() as u64;
     }
     fn flow_load(&mut self, _: &Context, _: Site, loc: HeapLoc, _: Value, _: usize) {
         match loc {

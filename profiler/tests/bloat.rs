@@ -1,0 +1,152 @@
+//! The analyses as Java source in → findings out. Each `fixtures/bloat/<name>/` holds a program
+//! reproducing a case study of the papers (or a clean program) and `expected.txt`, the snapshot of
+//! its findings: one line per finding with its kind, user line and the evidence figures that define
+//! it. `BLOATLENS_BLESS=1` rewrites the snapshots. Besides the snapshots, the numbers the papers
+//! print for their examples are asserted directly.
+
+use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::report::{Finding, Report, Settings};
+use bloatlens_profiler::run::RunConfig;
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat")
+}
+
+/// Compiles a fixture with `javac -g` and profiles it with the default settings.
+fn profile_fixture(name: &str) -> Result<Report, Failed> {
+    let dir = fixtures().join(name);
+    let out = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .collect();
+    let javac = Command::new("javac").arg("-g").arg("-d").arg(out.path()).args(&sources).output();
+    let javac = javac.map_err(|e| format!("javac: {e}"))?;
+    if !javac.status.success() {
+        return Err(format!("javac failed: {}", String::from_utf8_lossy(&javac.stderr)).into());
+    }
+    let args = std::fs::read_to_string(dir.join("args.txt")).unwrap_or_default();
+    let mut run = RunConfig::new(out.path().display().to_string(), "Main");
+    run.args = args.split_whitespace().map(String::from).collect();
+    run.capture = true;
+    let config = ProfileConfig { run, analyses: Analyses::default(), settings: Settings::default() };
+    let (_, report) = profile(&config).map_err(|e| e.to_string())?;
+    Ok(report)
+}
+
+/// The figures that define a finding of each kind.
+fn key_evidence(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "copy-chain" => &["hops", "frequency", "bytes", "volume", "waste_factor", "consumed"],
+        "clone" => &["volume"],
+        _ => &["type", "instances", "nath_objects", "used_objects", "heap_writes", "heap_reads"],
+    }
+}
+
+fn snapshot(report: &Report) -> String {
+    let mut lines: Vec<String> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let figures: Vec<String> = key_evidence(&f.kind)
+                .iter()
+                .filter_map(|k| f.evidence.get(*k).map(|v| format!("{k}={}", v.to_string().trim_matches('"'))))
+                .collect();
+            format!(
+                "{} {}:{} {} | {}",
+                f.kind,
+                f.location.file.as_deref().unwrap_or("?"),
+                f.location.line.unwrap_or(0),
+                f.location.method,
+                figures.join(" ")
+            )
+        })
+        .collect();
+    lines.sort();
+    let mut out = format!("outcome: {} {}\n", report.run.outcome, report.run.exit_status);
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+fn check_snapshot(name: &str) -> Result<(), Failed> {
+    let report = profile_fixture(name)?;
+    let actual = snapshot(&report);
+    let path = fixtures().join(name).join("expected.txt");
+    if std::env::var_os("BLOATLENS_BLESS").is_some() {
+        std::fs::write(&path, &actual).map_err(|e| e.to_string())?;
+        return Ok(());
+    }
+    let expected = std::fs::read_to_string(&path)
+        .map_err(|e| format!("{}: {e} (bless with BLOATLENS_BLESS=1)", path.display()))?;
+    if expected != actual {
+        return Err(
+            format!("findings differ from {}\n--- expected\n{expected}--- actual\n{actual}", path.display()).into()
+        );
+    }
+    Ok(())
+}
+
+fn find<'a>(report: &'a Report, kind: &str, pred: impl Fn(&Finding) -> bool) -> Result<&'a Finding, Failed> {
+    report
+        .findings
+        .iter()
+        .find(|f| f.kind == kind && pred(f))
+        .ok_or_else(|| Failed::from(format!("no matching {kind} finding among {:#?}", report.findings)))
+}
+
+fn num(f: &Finding, key: &str) -> u64 {
+    f.evidence.get(key).and_then(|v| v.as_u64()).unwrap_or(u64::MAX)
+}
+
+/// Copy profiling §5.1: antlr's chain prints as `(355162, 2)`: 177581 two-byte copies over two
+/// hops. 355162 is the volume (frequency × bytes); the waste factor the paper defines multiplies
+/// by the length too.
+fn antlr_chain_numbers() -> Result<(), Failed> {
+    let report = profile_fixture("two_hop_char_copy")?;
+    let chain = find(&report, "copy-chain", |f| num(f, "hops") == 2)?;
+    assert_eq!(num(chain, "frequency"), 177581);
+    assert_eq!(num(chain, "bytes"), 2);
+    assert_eq!(num(chain, "volume"), 355162, "the paper's printed figure");
+    assert_eq!(num(chain, "waste_factor"), 2 * 355162, "length × frequency × bytes");
+    assert_eq!(chain.related.iter().filter(|r| r.role.contains("stored")).count(), 2, "one store per hop");
+    Ok(())
+}
+
+/// Copy profiling Figure 7 and §5.2: slowClone copies the 1000 Integer references from one list's
+/// array to the other's (edge 1000 × 4 bytes), and the clone detector blames the pair of
+/// ListClient objects (volume 4000), the cause, rather than the arrays.
+fn slow_clone_numbers() -> Result<(), Failed> {
+    let report = profile_fixture("deep_clone_list")?;
+    let chain = find(&report, "copy-chain", |f| f.location.method == "add")?;
+    assert_eq!((num(chain, "frequency"), num(chain, "bytes"), num(chain, "hops")), (1000, 4, 1));
+    let clone = find(&report, "clone", |_| true)?;
+    assert_eq!(num(clone, "volume"), 4000);
+    let target = clone.evidence["target"].as_str().unwrap_or_default();
+    let source = clone.evidence["source"].as_str().unwrap_or_default();
+    assert!(target.contains("ListClient") && source.contains("ListClient"), "{source} → {target}");
+    assert_eq!(clone.location.method, "slowClone");
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+        .expect("fixtures/bloat")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut trials: Vec<Trial> =
+        names.into_iter().map(|n| Trial::test(format!("snapshot/{n}"), move || check_snapshot(&n))).collect();
+    trials.push(Trial::test("paper/antlr_chain_numbers", antlr_chain_numbers));
+    trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
+    libtest_mimic::run(&args, trials).exit();
+}

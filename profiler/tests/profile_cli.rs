@@ -1,0 +1,153 @@
+//! `bloatlens profile` end to end: sources in, report out, including the bad inputs (a program
+//! that does not compile, one that throws, one a budget stops).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bloatlens(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bloatlens")).args(args).output().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn json_report(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    report["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
+}
+
+const TEMPS: &str = r#"
+public class Temps {
+    static final class Pair { final int a, b; Pair(int a, int b) { this.a = a; this.b = b; } }
+    static Pair pair(int i) { return new Pair(i, i * 2); }
+    public static void main(String[] args) {
+        long s = 0;
+        for (int i = 0; i < 200; i++) { Pair p = pair(i); s += p.a + p.b; }
+        System.out.println("sum " + s);
+        if (args.length > 0 && args[0].equals("throw")) throw new IllegalStateException("boom");
+        if (args.length > 0 && args[0].equals("loop")) while (true) { s += pair((int) s).a; }
+    }
+}
+"#;
+
+#[test]
+fn profiles_a_source_file_and_writes_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let out = dir.path().join("report.json");
+    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "sum 59700\n", "the program's own output still appears");
+    let r = json_report(&out);
+    assert_eq!(r["schema"], "bloatlens-report/1");
+    assert_eq!(r["run"]["outcome"], "exited");
+    assert_eq!(r["run"]["partial"], false);
+    let nath = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "nath").expect("a NATH finding");
+    assert_eq!(nath["location"]["file"], "Temps.java");
+    assert_eq!(nath["location"]["line"], 4);
+    assert_eq!(nath["location"]["method"], "pair");
+    assert_eq!(nath["evidence"]["instances"], 200);
+    assert!(nath["severity"].is_string() && nath["score"].as_f64().unwrap() >= 200.0);
+}
+
+#[test]
+fn text_report_quotes_the_source_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let o = bloatlens(&["profile", "--program-output", dir.path().join("out.txt").to_str().unwrap(), &src]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("[nath] Temps.java:4"), "{text}");
+    assert!(text.contains("| static Pair pair(int i) { return new Pair(i, i * 2); }"), "{text}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "sum 59700\n");
+}
+
+#[test]
+fn a_program_that_throws_still_gets_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let out = dir.path().join("r.json");
+    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src, "throw"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("Exception in thread \"main\" java.lang.IllegalStateException: boom"));
+    let r = json_report(&out);
+    assert_eq!(r["run"]["outcome"], "exception");
+    assert_eq!(r["run"]["partial"], true);
+    assert!(kinds(&r).contains(&"nath".to_string()));
+}
+
+#[test]
+fn a_budget_stop_yields_a_partial_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let out = dir.path().join("r.json");
+    let o = bloatlens(&[
+        "profile",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().unwrap(),
+        "--max-instructions",
+        "3000000",
+        &src,
+        "loop",
+    ]);
+    assert!(o.status.success());
+    let r = json_report(&out);
+    assert_eq!(r["run"]["outcome"], "stopped");
+    assert_eq!(r["run"]["partial"], true);
+    assert!(r["run"]["outcome_detail"].as_str().unwrap().contains("instruction"), "{}", r["run"]);
+    assert!(kinds(&r).contains(&"nath".to_string()), "what ran before the stop is reported");
+}
+
+#[test]
+fn a_program_that_does_not_compile_shows_javacs_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Bad.java", "public class Bad {\n    void f() {\n        int x = \"no\";\n    }\n}\n");
+    let o = bloatlens(&["profile", &src]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("Bad.java:3: error: incompatible types"), "{err}");
+    assert!(err.contains("bloatlens: error: the program does not compile"), "{err}");
+}
+
+#[test]
+fn analyses_can_be_chosen_and_unknown_ones_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let out = dir.path().join("r.json");
+    let o = bloatlens(&["profile", "--analyses", "copy", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    assert!(o.status.success());
+    let r = json_report(&out);
+    assert_eq!(r["run"]["analyses"], serde_json::json!(["copy"]));
+    assert!(!kinds(&r).iter().any(|k| k == "nath"), "refprop was off");
+    let o = bloatlens(&["profile", "--analyses", "copy,lifetimez", &src]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown analysis `lifetimez`"));
+}
+
+#[test]
+fn a_compiled_program_is_profiled_by_class_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let classes = dir.path().join("classes");
+    assert!(Command::new("javac").arg("-g").arg("-d").arg(&classes).arg(&src).status().unwrap().success());
+    let o = bloatlens(&[
+        "profile",
+        "-cp",
+        classes.to_str().unwrap(),
+        "--source-root",
+        dir.path().to_str().unwrap(),
+        "Temps",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("| static Pair pair(int i)"));
+}

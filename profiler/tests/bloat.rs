@@ -17,6 +17,10 @@ fn fixtures() -> PathBuf {
 
 /// Compiles a fixture with `javac -g` and profiles it with the default settings.
 fn profile_fixture(name: &str) -> Result<Report, Failed> {
+    profile_fixture_with(name, Settings::default())
+}
+
+fn profile_fixture_with(name: &str, settings: Settings) -> Result<Report, Failed> {
     let dir = fixtures().join(name);
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let sources: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -33,7 +37,7 @@ fn profile_fixture(name: &str) -> Result<Report, Failed> {
     let mut run = RunConfig::new(out.path().display().to_string(), "Main");
     run.args = args.split_whitespace().map(String::from).collect();
     run.capture = true;
-    let config = ProfileConfig { run, analyses: Analyses::default(), settings: Settings::default() };
+    let config = ProfileConfig { run, analyses: Analyses::default(), settings };
     let (_, report) = profile(&config).map_err(|e| e.to_string())?;
     Ok(report)
 }
@@ -135,6 +139,22 @@ fn slow_clone_numbers() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Copy profiling §3.2 (Figure 7): context-insensitive naming merges the two lists' arrays (both
+/// allocated at one site) into one node, so slowClone's copies form a self-edge; 1-object
+/// sensitivity names each array by its owner's allocation site and separates them.
+fn context_sensitivity() -> Result<(), Failed> {
+    let insensitive = profile_fixture_with("deep_clone_list", Settings { context_slots: 0, ..Settings::default() })?;
+    let chain = find(&insensitive, "copy-chain", |f| f.location.method == "add")?;
+    let path = chain.evidence["path"].as_array().ok_or("a path")?;
+    assert_eq!(path.len(), 2);
+    assert_eq!(path[0], path[1], "one node O.ELM for both arrays: a self-edge");
+    let sensitive = profile_fixture("deep_clone_list")?;
+    let chain = find(&sensitive, "copy-chain", |f| f.location.method == "add")?;
+    let path = chain.evidence["path"].as_array().ok_or("a path")?;
+    assert_ne!(path[0], path[1], "each array named by its owner");
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut names: Vec<String> = std::fs::read_dir(fixtures())
@@ -148,5 +168,6 @@ fn main() {
         names.into_iter().map(|n| Trial::test(format!("snapshot/{n}"), move || check_snapshot(&n))).collect();
     trials.push(Trial::test("paper/antlr_chain_numbers", antlr_chain_numbers));
     trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
+    trials.push(Trial::test("paper/context_sensitivity", context_sensitivity));
     libtest_mimic::run(&args, trials).exit();
 }

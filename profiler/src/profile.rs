@@ -94,6 +94,7 @@ fn make_report(
     let (outcome, detail, partial) = match &result.outcome {
         Outcome::Exited(_) => ("exited", None, false),
         Outcome::UncaughtException(e) => ("exception", Some(e.clone()), true),
+        Outcome::Stopped(VmError::Cancelled) => ("cancelled", Some(VmError::Cancelled.to_string()), true),
         Outcome::Stopped(e) => ("stopped", Some(e.to_string()), true),
     };
     assign_severities(&mut findings);

@@ -144,6 +144,7 @@ impl Budgets {
             max_wall: Duration::from_secs(self.max_seconds),
             max_heap_bytes: self.max_heap_mb << 20,
             max_stack_depth: self.max_stack_depth,
+            cancel: None,
         }
     }
 }

@@ -95,6 +95,9 @@ impl<T: Tracker> Vm<T> {
         if self.instructions >= limits.max_instructions {
             return Err(Fault::Fatal(VmError::InstructionBudget(self.instructions)));
         }
+        if limits.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Err(Fault::Fatal(VmError::Cancelled));
+        }
         let elapsed = self.elapsed();
         if elapsed >= limits.max_wall {
             return Err(Fault::Fatal(VmError::TimeBudget(elapsed)));

@@ -28,6 +28,7 @@ use class::{Class, ClassId, Method, MethodId, SigId};
 use heap::{Heap, Ref};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 pub use tracker::{CountingTracker, NoTracker, Site, Tracker};
@@ -42,6 +43,8 @@ pub struct Limits {
     pub max_heap_bytes: u64,
     /// Java frames on one thread; beyond it a call throws StackOverflowError.
     pub max_stack_depth: usize,
+    /// Set from another thread to stop the run (a newer save replaced it); checked with the budgets.
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for Limits {
@@ -51,6 +54,7 @@ impl Default for Limits {
             max_wall: Duration::from_secs(600),
             max_heap_bytes: 2 << 30,
             max_stack_depth: 3000,
+            cancel: None,
         }
     }
 }
@@ -72,6 +76,8 @@ pub enum VmError {
     UnsupportedNative { class: String, name: String, descriptor: String },
     #[error("instruction budget exhausted after {0} instructions")]
     InstructionBudget(u64),
+    #[error("the run was cancelled")]
+    Cancelled,
     #[error("time budget exhausted after {0:?}")]
     TimeBudget(Duration),
     #[error(transparent)]

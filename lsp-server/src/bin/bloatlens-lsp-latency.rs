@@ -1,0 +1,75 @@
+//! `bloatlens-lsp-latency`: the time from `didSave` to `publishDiagnostics` (javac included),
+//! through the real server on stdio, for each program in `fixtures/bloat/`, and alongside the time
+//! `java` takes to run the same program. Several saves each; prints medians.
+//!
+//! Usage: `bloatlens-lsp-latency [--saves N] [--dir fixtures/bloat]`
+
+use anyhow::{bail, Context, Result};
+use bloatlens_lsp::harness::Editor;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let mut saves = 5;
+    let mut dir = PathBuf::from("fixtures/bloat");
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--saves" => saves = args.next().context("--saves N")?.parse()?,
+            "--dir" => dir = args.next().context("--dir DIR")?.into(),
+            other => bail!("unknown argument {other}"),
+        }
+    }
+    let server = std::env::current_exe()?.with_file_name("bloatlens-lsp");
+    if !server.exists() {
+        bail!("{} not found: build it with `cargo build --release`", server.display());
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Main.java").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    println!("save → diagnostics through bloatlens-lsp (javac -g + profile), {saves} saves each; median\n");
+    println!("| program | java | save → diagnostics |");
+    println!("|---|---:|---:|");
+    let mut all = Vec::new();
+    for name in &names {
+        let src = std::fs::read_to_string(dir.join(name).join("Main.java"))?;
+        let args = std::fs::read_to_string(dir.join(name).join("args.txt")).unwrap_or_default();
+        let args: Vec<String> = args.split_whitespace().map(String::from).collect();
+        // `java` on the same program, for scale.
+        let classes = tempfile::tempdir()?;
+        let ok = Command::new("javac").arg("-d").arg(classes.path()).arg(dir.join(name).join("Main.java")).status()?;
+        if !ok.success() {
+            bail!("javac failed on {name}");
+        }
+        let t = Instant::now();
+        Command::new("java").arg("-cp").arg(classes.path()).arg("Main").args(&args).output()?;
+        let java = t.elapsed();
+        let mut ed = Editor::start(&server, &[("Main.java", &src)], json!({"args": args}));
+        let u = ed.open("Main.java");
+        let mut times = Vec::new();
+        for _ in 0..saves {
+            let t = Instant::now();
+            ed.save(&u);
+            ed.progress();
+            ed.diagnostics(&u);
+            times.push(t.elapsed());
+            ed.notification("window/logMessage");
+        }
+        ed.finish();
+        let m = median(times.clone());
+        all.extend(times);
+        println!("| {name} | {} ms | {} ms |", java.as_millis(), m.as_millis());
+    }
+    println!("\nmedian over all saves: {} ms", median(all).as_millis());
+    Ok(())
+}

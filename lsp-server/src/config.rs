@@ -1,0 +1,164 @@
+//! The server's settings, as the client sends them (`initializationOptions`, and the `bloatlens`
+//! section of `workspace/didChangeConfiguration`). Every field has a default, so an empty or
+//! partial object is valid; unknown fields are ignored.
+
+use bloatlens_profiler::profile::Analyses;
+use bloatlens_profiler::report::Settings as Thresholds;
+use bloatlens_profiler::vm::Limits;
+use serde::Deserialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Config {
+    /// The main class to profile; empty: the saved file's `main`, else the workspace's only one.
+    pub main_class: String,
+    pub args: Vec<String>,
+    /// Extra class path entries (directories and jars) the program needs.
+    pub class_path: Vec<String>,
+    /// The JDK whose javac compiles and whose class library runs (default: JAVA_HOME, else PATH).
+    pub jdk_path: Option<PathBuf>,
+    pub profile_on_save: bool,
+    pub analyses: AnalysesConfig,
+    pub budgets: Budgets,
+    pub thresholds: ThresholdsConfig,
+    /// Code lenses on the top findings of a file (the "Profile" lenses on mains are extra).
+    pub max_lenses_per_file: usize,
+    /// Show a short note at the end of lines with findings.
+    pub inlay_hints: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            main_class: String::new(),
+            args: Vec::new(),
+            class_path: Vec::new(),
+            jdk_path: None,
+            profile_on_save: true,
+            analyses: AnalysesConfig::default(),
+            budgets: Budgets::default(),
+            thresholds: ThresholdsConfig::default(),
+            max_lenses_per_file: 3,
+            inlay_hints: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AnalysesConfig {
+    pub copy: bool,
+    pub refprop: bool,
+}
+
+impl Default for AnalysesConfig {
+    fn default() -> Self {
+        AnalysesConfig { copy: true, refprop: true }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Budgets {
+    pub max_instructions: u64,
+    pub max_seconds: u64,
+    pub max_heap_mb: u64,
+    pub max_stack_depth: usize,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        // Tighter than the CLI's: a profile on save must come back while the developer looks.
+        Budgets { max_instructions: 2_000_000_000, max_seconds: 60, max_heap_mb: 1024, max_stack_depth: 3000 }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ThresholdsConfig {
+    pub context_slots: u32,
+    pub max_chain_hops: usize,
+    pub min_copies: u64,
+    pub min_instances: u64,
+    pub mostly_nath: f64,
+    pub rarely_used: f64,
+    pub imbalance_ratio: f64,
+    pub max_findings_per_kind: usize,
+}
+
+impl Default for ThresholdsConfig {
+    fn default() -> Self {
+        let t = Thresholds::default();
+        ThresholdsConfig {
+            context_slots: t.context_slots,
+            max_chain_hops: t.max_chain_hops,
+            min_copies: t.min_copies,
+            min_instances: t.min_instances,
+            mostly_nath: t.mostly_nath,
+            rarely_used: t.rarely_used,
+            imbalance_ratio: t.imbalance_ratio,
+            max_findings_per_kind: t.max_findings_per_kind,
+        }
+    }
+}
+
+impl Config {
+    /// Reads settings from a JSON value: either the settings object itself or one with a
+    /// `bloatlens` member (how clients wrap a section). Invalid values are an error naming them.
+    pub fn from_json(value: &serde_json::Value) -> Result<Config, String> {
+        let v = value.get("bloatlens").unwrap_or(value);
+        if v.is_null() {
+            return Ok(Config::default());
+        }
+        serde_json::from_value(v.clone()).map_err(|e| format!("invalid Bloatlens settings: {e}"))
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_instructions: self.budgets.max_instructions,
+            max_wall: Duration::from_secs(self.budgets.max_seconds),
+            max_heap_bytes: self.budgets.max_heap_mb << 20,
+            max_stack_depth: self.budgets.max_stack_depth,
+            cancel: None,
+        }
+    }
+
+    pub fn analyses(&self) -> Analyses {
+        Analyses { copy: self.analyses.copy, refprop: self.analyses.refprop }
+    }
+
+    pub fn thresholds(&self) -> Thresholds {
+        let t = &self.thresholds;
+        Thresholds {
+            context_slots: t.context_slots,
+            max_chain_hops: t.max_chain_hops,
+            min_copies: t.min_copies,
+            min_instances: t.min_instances,
+            mostly_nath: t.mostly_nath,
+            rarely_used: t.rarely_used,
+            imbalance_ratio: t.imbalance_ratio,
+            max_findings_per_kind: t.max_findings_per_kind,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_settings_keep_defaults_and_bad_ones_are_named() {
+        let c =
+            Config::from_json(&serde_json::json!({"bloatlens": {"mainClass": "a.B", "budgets": {"maxSeconds": 5}}}))
+                .unwrap();
+        assert_eq!(c.main_class, "a.B");
+        assert_eq!(c.budgets.max_seconds, 5);
+        assert_eq!(c.budgets.max_heap_mb, 1024);
+        assert!(c.profile_on_save && c.analyses.copy);
+        let err = Config::from_json(&serde_json::json!({"profileOnSave": "yes"})).unwrap_err();
+        assert!(err.contains("invalid Bloatlens settings"), "{err}");
+        assert_eq!(Config::from_json(&serde_json::Value::Null).unwrap(), Config::default());
+    }
+}

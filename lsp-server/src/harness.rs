@@ -1,0 +1,206 @@
+//! A scripted editor for the server: spawns the `bloatlens-lsp` binary on stdio with real
+//! Content-Length framing and lets a test (or the latency bench) drive it message by message.
+//! Every message the server sends must be consumed, in order; one left over fails `finish`.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub const WAIT: Duration = Duration::from_secs(120);
+
+pub struct Editor {
+    child: Child,
+    stdin: ChildStdin,
+    incoming: Receiver<Value>,
+    next_id: i64,
+    pub root: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+impl Editor {
+    /// Starts the server binary `server` in a fresh workspace holding `files`, and initializes it.
+    pub fn start(server: &Path, files: &[(&str, &str)], options: Value) -> Editor {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for (name, text) in files {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let mut child =
+            Command::new(server).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let (tx, incoming) = mpsc::channel();
+        std::thread::spawn(move || loop {
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.strip_prefix("Content-Length: ") {
+                    len = v.parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            stdout.read_exact(&mut body).unwrap();
+            if tx.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                return;
+            }
+        });
+        let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), _dir: dir };
+        let id = ed.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": uri(&root),
+                "workspaceFolders": [{"uri": uri(&root), "name": "ws"}],
+                "capabilities": {
+                    "general": {"positionEncodings": ["utf-16"]},
+                    "window": {"workDoneProgress": true, "showDocument": {"support": true}},
+                    "textDocument": {"publishDiagnostics": {"relatedInformation": true}}
+                },
+                "initializationOptions": options
+            }),
+        );
+        let init = ed.response(id);
+        assert_eq!(init["capabilities"]["positionEncoding"], "utf-16");
+        assert_eq!(init["serverInfo"]["name"], "bloatlens-lsp");
+        ed.notify("initialized", json!({}));
+        ed
+    }
+
+    pub fn send(&mut self, msg: Value) {
+        let body = msg.to_string();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    pub fn next_message(&mut self) -> Value {
+        match self.incoming.recv_timeout(WAIT) {
+            Ok(v) => v,
+            Err(e) => panic!("no message from the server within {WAIT:?}: {e}"),
+        }
+    }
+
+    /// The next message must be the response to `id`.
+    pub fn response(&mut self, id: i64) -> Value {
+        let m = self.next_message();
+        assert_eq!(m["id"], id, "expected the response to request {id}, got {m}");
+        assert!(m.get("error").is_none(), "error response: {m}");
+        m["result"].clone()
+    }
+
+    /// The next message must be a notification `method`.
+    pub fn notification(&mut self, method: &str) -> Value {
+        let m = self.next_message();
+        assert_eq!(m["method"], method, "expected {method}, got {m}");
+        assert!(m.get("id").is_none(), "{method} should be a notification: {m}");
+        m["params"].clone()
+    }
+
+    /// The next message must be a request `method` from the server; answers it with `result`.
+    pub fn server_request(&mut self, method: &str, result: Value) -> Value {
+        let m = self.next_message();
+        assert_eq!(m["method"], method, "expected the request {method}, got {m}");
+        let id = m["id"].clone();
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        m["params"].clone()
+    }
+
+    /// A command answered with a `window/showDocument` request, which the server sends from a
+    /// spawned task: it may come before or after the response. Returns (result, shown params).
+    pub fn command_showing(&mut self, id: i64) -> (Value, Value) {
+        let (mut result, mut shown) = (None, None);
+        while result.is_none() || shown.is_none() {
+            let m = self.next_message();
+            if m["method"] == "window/showDocument" {
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"success": true}}));
+                shown = Some(m["params"].clone());
+            } else {
+                assert_eq!(m["id"], id, "expected the response to {id} or showDocument, got {m}");
+                result = Some(m["result"].clone());
+            }
+        }
+        (result.unwrap(), shown.unwrap())
+    }
+
+    /// A run's progress: the token is created, the progress begins and ends.
+    pub fn progress(&mut self) -> Value {
+        let created = self.server_request("window/workDoneProgress/create", Value::Null);
+        let begin = self.notification("$/progress");
+        assert_eq!(begin["value"]["kind"], "begin");
+        assert_eq!(begin["token"], created["token"]);
+        assert_eq!(begin["value"]["cancellable"], true);
+        let end = self.notification("$/progress");
+        assert_eq!(end["value"]["kind"], "end");
+        created["token"].clone()
+    }
+
+    pub fn open(&mut self, name: &str) -> String {
+        let path = self.root.join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let u = uri(&path);
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": u, "languageId": "java", "version": 1, "text": text}}),
+        );
+        u
+    }
+
+    pub fn save(&mut self, u: &str) {
+        self.notify("textDocument/didSave", json!({"textDocument": {"uri": u}}));
+    }
+
+    /// Diagnostics published for `u` (others before it fail the test).
+    pub fn diagnostics(&mut self, u: &str) -> Vec<Value> {
+        let p = self.notification("textDocument/publishDiagnostics");
+        assert_eq!(p["uri"], u, "diagnostics for another file: {p}");
+        p["diagnostics"].as_array().unwrap().clone()
+    }
+
+    /// Shuts down cleanly; fails if the server sent anything the test did not consume.
+    pub fn finish(mut self) {
+        match self.incoming.recv_timeout(Duration::from_millis(500)) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(m) => panic!("unconsumed message from the server: {m}"),
+            Err(e) => panic!("server gone: {e}"),
+        }
+        let id = self.request("shutdown", Value::Null);
+        self.response(id);
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(status.success(), "server exited with {status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("server did not exit after `exit`");
+    }
+}

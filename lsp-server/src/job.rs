@@ -1,0 +1,109 @@
+//! One profile run for the editor: compile the entry point's sources with the user's `javac -g`
+//! into a cache directory outside the workspace, then run it under the analyses — both on
+//! blocking threads, with a cancel flag the VM checks with its budgets.
+
+use crate::config::Config;
+use crate::warm_javac::WarmJavac;
+use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
+use bloatlens_profiler::profile::{profile, ProfileConfig};
+use bloatlens_profiler::report::Report;
+use bloatlens_profiler::run::RunConfig;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub main_class: String,
+    pub main_file: PathBuf,
+    pub source_root: PathBuf,
+    pub config: Config,
+}
+
+#[derive(Debug)]
+pub enum Outcome {
+    Report {
+        report: Box<Report>,
+        compile: Duration,
+        run: Duration,
+    },
+    CompileErrors(Vec<JavacDiagnostic>),
+    /// The run could not start or the tools are missing; said to the user as a message.
+    Failed(String),
+}
+
+/// The cache directory for a workspace's classes: under the system's temp dir, never inside
+/// the workspace.
+pub fn cache_dir(source_root: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source_root.hash(&mut h);
+    std::env::temp_dir().join(format!("bloatlens-lsp-{:016x}", h.finish()))
+}
+
+/// The warm compiler, shared by runs (one compile at a time); started on first use.
+pub type Compiler = Arc<Mutex<Option<WarmJavac>>>;
+
+/// Runs the plan to the end (or until `cancel` is set). Blocking: call on a blocking thread.
+pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome {
+    let started = Instant::now();
+    let javac_path = match javac::find_javac(plan.config.jdk_path.as_deref()) {
+        Ok(j) => j,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let classes = cache_dir(&plan.source_root).join("classes");
+    // Start clean, so that classes of deleted sources do not linger.
+    let _ = std::fs::remove_dir_all(&classes);
+    let cp = plan.config.class_path.join(":");
+    let sources = std::slice::from_ref(&plan.main_file);
+    let compiled = {
+        let mut warm = compiler.lock().unwrap_or_else(|e| e.into_inner());
+        if warm.is_none() {
+            *warm = WarmJavac::start(&javac_path, &cache_dir(&plan.source_root)).ok();
+        }
+        match warm.as_mut().map(|w| w.compile(sources, Some(&plan.source_root), &cp, &classes)) {
+            Some(Err(javac::CompileError::Io(_))) | None => {
+                // The warm compiler is gone: a javac process does this one, and the next save restarts it.
+                *warm = None;
+                javac::compile(&javac_path, sources, Some(&plan.source_root), &cp, &classes)
+            }
+            Some(result) => result,
+        }
+    };
+    match compiled {
+        Ok(()) => {}
+        Err(javac::CompileError::Failed { diagnostics, output }) => {
+            if diagnostics.is_empty() {
+                return Outcome::Failed(format!("javac failed:\n{output}"));
+            }
+            return Outcome::CompileErrors(diagnostics);
+        }
+        Err(e) => return Outcome::Failed(e.to_string()),
+    }
+    let compile = started.elapsed();
+    let mut limits = plan.config.limits();
+    limits.cancel = Some(cancel);
+    let class_path = std::iter::once(classes.display().to_string())
+        .chain(plan.config.class_path.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(":");
+    let config = ProfileConfig {
+        run: RunConfig {
+            class_path,
+            main_class: plan.main_class.clone(),
+            args: plan.config.args.clone(),
+            jdk: plan.config.jdk_path.clone(),
+            limits,
+            capture: true,
+        },
+        analyses: plan.config.analyses(),
+        settings: plan.config.thresholds(),
+    };
+    let run_started = Instant::now();
+    match profile(&config) {
+        Ok((_, report)) => Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed() },
+        Err(e) => Outcome::Failed(format!("Bloatlens could not run {}: {e}", plan.main_class)),
+    }
+}

@@ -1,0 +1,280 @@
+//! From report locations (a file and a line) to editor ranges: tree-sitter-java finds the exact
+//! expression a finding is about on its line — the `new` expression of an allocation, the store of
+//! a copy, the call — and positions are converted to the client's encoding (UTF-16 by default).
+//! Also finds `main` methods for the "Profile" lenses.
+
+use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
+use tree_sitter::{Node, Parser, Tree};
+
+/// How the client counts characters in a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Utf8,
+    Utf16,
+    Utf32,
+}
+
+impl Encoding {
+    /// The best encoding among the client's offers (UTF-8 saves conversions; UTF-16 is the default).
+    pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
+        let offered = offered.unwrap_or(&[]);
+        if offered.contains(&PositionEncodingKind::UTF8) {
+            Encoding::Utf8
+        } else if offered.contains(&PositionEncodingKind::UTF32) && !offered.contains(&PositionEncodingKind::UTF16) {
+            Encoding::Utf32
+        } else {
+            Encoding::Utf16
+        }
+    }
+
+    pub fn kind(self) -> PositionEncodingKind {
+        match self {
+            Encoding::Utf8 => PositionEncodingKind::UTF8,
+            Encoding::Utf16 => PositionEncodingKind::UTF16,
+            Encoding::Utf32 => PositionEncodingKind::UTF32,
+        }
+    }
+
+    fn units(self, c: char) -> u32 {
+        match self {
+            Encoding::Utf8 => c.len_utf8() as u32,
+            Encoding::Utf16 => c.len_utf16() as u32,
+            Encoding::Utf32 => 1,
+        }
+    }
+}
+
+/// A document's text with its line starts, for converting between byte offsets and positions.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    pub text: String,
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: String) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { text, starts }
+    }
+
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The text of 0-based line `line`, without its line break.
+    pub fn line(&self, line: usize) -> Option<&str> {
+        let start = *self.starts.get(line)?;
+        let end = self.starts.get(line + 1).copied().unwrap_or(self.text.len());
+        Some(self.text[start..end].trim_end_matches(['\n', '\r']))
+    }
+
+    pub fn position(&self, offset: usize, enc: Encoding) -> Position {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let character = self.text[start..offset].chars().map(|c| enc.units(c)).sum();
+        Position { line: line as u32, character }
+    }
+
+    pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
+        let Some(&start) = self.starts.get(pos.line as usize) else { return self.text.len() };
+        let line = self.line(pos.line as usize).unwrap_or("");
+        let mut units = 0;
+        for (i, c) in line.char_indices() {
+            if units >= pos.character {
+                return start + i;
+            }
+            units += enc.units(c);
+        }
+        start + line.len()
+    }
+
+    pub fn range(&self, start: usize, end: usize, enc: Encoding) -> Range {
+        Range { start: self.position(start, enc), end: self.position(end, enc) }
+    }
+
+    /// The trimmed text of 0-based `line` as a range (the fallback when no expression matches).
+    pub fn line_range(&self, line: usize, enc: Encoding) -> Range {
+        let Some(text) = self.line(line) else {
+            let end = self.position(self.text.len(), enc);
+            return Range { start: end, end };
+        };
+        let start = self.starts[line] + (text.len() - text.trim_start().len());
+        let end = self.starts[line] + text.trim_end().len();
+        self.range(start, end.max(start), enc)
+    }
+}
+
+pub fn parse(text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_java::LANGUAGE.into()).ok()?;
+    parser.parse(text, None)
+}
+
+/// The node kinds that say what a finding of `kind` is about, most specific first.
+fn wanted(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "copy-chain" => &["assignment_expression", "method_invocation", "variable_declarator", "return_statement"],
+        "clone" | "nath" | "mostly-nath" | "never-used" | "rarely-used" | "write-read-imbalance" | "lifetime" => &[
+            "object_creation_expression",
+            "array_creation_expression",
+            "binary_expression",
+            "method_invocation",
+            "array_initializer",
+        ],
+        _ => &["method_invocation", "object_creation_expression", "assignment_expression"],
+    }
+}
+
+/// The byte range of the expression a finding of `kind` on 0-based `line` is about: the outermost
+/// node of the most specific wanted kind that starts on that line; else the line's trimmed text.
+pub fn finding_span(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &str) -> Option<(usize, usize)> {
+    let tree = tree?;
+    let mut best: Option<(usize, Node)> = None;
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        let (start, end) = (node.start_position().row, node.end_position().row);
+        if start > line || end < line {
+            continue;
+        }
+        if start == line {
+            if let Some(rank) = wanted(kind).iter().position(|k| *k == node.kind()) {
+                // A better kind wins; among equals, the outermost (found first, it is larger).
+                let better = match &best {
+                    None => true,
+                    Some((r, b)) => rank < *r || (rank == *r && node.start_byte() < b.start_byte()),
+                };
+                if better {
+                    best = Some((rank, node));
+                }
+            }
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    let (_, node) = best?;
+    // A node running over several lines is cut at the end of its first line.
+    let line_end = index.line(line).map(|l| index_of_line(index, line) + l.trim_end().len()).unwrap_or(node.end_byte());
+    Some((node.start_byte(), node.end_byte().min(line_end)))
+}
+
+fn index_of_line(index: &LineIndex, line: usize) -> usize {
+    index.offset(Position { line: line as u32, character: 0 }, Encoding::Utf8)
+}
+
+/// The range for a finding: the expression `finding_span` finds, else the line's trimmed text.
+pub fn finding_range(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &str, enc: Encoding) -> Range {
+    match finding_span(index, tree, line, kind) {
+        Some((s, e)) => index.range(s, e, enc),
+        None => index.line_range(line, enc),
+    }
+}
+
+/// A `public static void main(String[])` in a source file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MainMethod {
+    /// Binary name of the declaring class (`com.acme.App`, `com.acme.App$Inner`).
+    pub class: String,
+    /// 0-based line of the method's name.
+    pub line: usize,
+    /// Byte range of the name.
+    pub name_span: (usize, usize),
+}
+
+pub fn main_methods(text: &str, tree: Option<&Tree>) -> Vec<MainMethod> {
+    let Some(tree) = tree else { return Vec::new() };
+    let package = bloatlens_profiler::javac::package_of(text);
+    let mut out = Vec::new();
+    walk_classes(tree.root_node(), text, &mut Vec::new(), &package, &mut out);
+    out
+}
+
+fn walk_classes(node: Node, text: &str, names: &mut Vec<String>, package: &Option<String>, out: &mut Vec<MainMethod>) {
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "class_declaration" | "enum_declaration" | "record_declaration" | "interface_declaration" => {
+                let Some(name) = child.child_by_field_name("name") else { continue };
+                names.push(text[name.byte_range()].to_string());
+                if let Some(body) = child.child_by_field_name("body") {
+                    walk_classes(body, text, names, package, out);
+                }
+                names.pop();
+            }
+            "method_declaration" if !names.is_empty() => {
+                let Some(name) = child.child_by_field_name("name") else { continue };
+                let modifiers = child.children(&mut child.walk()).find(|c| c.kind() == "modifiers");
+                let mods = modifiers.map(|m| &text[m.byte_range()]).unwrap_or("");
+                let params = child.child_by_field_name("parameters").map(|p| &text[p.byte_range()]).unwrap_or("");
+                let is_main = &text[name.byte_range()] == "main"
+                    && mods.split_whitespace().any(|m| m == "static")
+                    && mods.split_whitespace().any(|m| m == "public")
+                    && params.contains("String");
+                if is_main {
+                    let nested = names.join("$");
+                    let class = match package {
+                        Some(p) => format!("{p}.{nested}"),
+                        None => nested,
+                    };
+                    out.push(MainMethod {
+                        class,
+                        line: name.start_position().row,
+                        name_span: (name.start_byte(), name.end_byte()),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "package p;\nclass A {\n    static class In { public static void main(String[] a) {} }\n    void f(int[] xs) {\n        String s = \"é𝄞\" + xs.length; Object o = new Object();\n        xs[0] = xs[1];\n    }\n    public static void main(String... args) { }\n}\n";
+
+    #[test]
+    fn finds_the_expression_and_counts_utf16() {
+        let index = LineIndex::new(SRC.to_string());
+        let tree = parse(SRC);
+        // Line 4 (0-based) holds `new Object()` after a string with a 2-unit UTF-16 character.
+        let r = finding_range(&index, tree.as_ref(), 4, "nath", Encoding::Utf16);
+        let line = index.line(4).unwrap();
+        let col_bytes = line.find("new Object()").unwrap();
+        let col_utf16: u32 = line[..col_bytes].chars().map(|c| c.len_utf16() as u32).sum();
+        // The string concatenation `"é𝄞" + xs.length` is a binary expression, ranked after `new`.
+        assert_eq!((r.start.line, r.start.character), (4, col_utf16));
+        assert_eq!(r.end.character - r.start.character, "new Object()".len() as u32);
+        let r8 = finding_range(&index, tree.as_ref(), 4, "nath", Encoding::Utf8);
+        assert_eq!(r8.start.character, col_bytes as u32, "UTF-8 counts bytes");
+        assert_ne!(r8.start.character, r.start.character);
+        let copy = finding_range(&index, tree.as_ref(), 5, "copy-chain", Encoding::Utf16);
+        assert_eq!(
+            &index.line(5).unwrap()[copy.start.character as usize..copy.end.character as usize],
+            "xs[0] = xs[1]"
+        );
+        // No expression of a wanted kind: the trimmed line.
+        let fallback = finding_range(&index, tree.as_ref(), 1, "nath", Encoding::Utf16);
+        assert_eq!((fallback.start.character, fallback.end.character), (0, 9));
+    }
+
+    #[test]
+    fn offsets_round_trip_in_every_encoding() {
+        let index = LineIndex::new(SRC.to_string());
+        for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
+            for off in [0, 15, SRC.find("𝄞").unwrap(), SRC.find("new Object").unwrap(), SRC.len()] {
+                assert_eq!(index.offset(index.position(off, enc), enc), off, "{enc:?} at {off}");
+            }
+        }
+    }
+
+    #[test]
+    fn finds_mains_with_their_binary_names() {
+        let tree = parse(SRC);
+        let mains = main_methods(SRC, tree.as_ref());
+        let names: Vec<(&str, usize)> = mains.iter().map(|m| (m.class.as_str(), m.line)).collect();
+        assert_eq!(names, vec![("p.A$In", 2), ("p.A", 7)]);
+    }
+}

@@ -1,0 +1,345 @@
+//! The protocol handlers. Notifications become [`Event`]s for the state owner, in arrival order;
+//! requests answer from the latest [`Snapshot`]; requests to the client (`window/showDocument`)
+//! are spawned with a timeout, never awaited by a handler.
+
+use crate::config::Config;
+use crate::mapping::{self, Encoding};
+use crate::state::{self, Event, Mapped, Snapshot};
+use crate::to_proto;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+pub const COMMANDS: [&str; 6] = [
+    "bloatlens.profile",
+    "bloatlens.nextHop",
+    "bloatlens.prevHop",
+    "bloatlens.showChain",
+    "bloatlens.suppress",
+    "bloatlens.status",
+];
+
+pub struct Backend {
+    client: Client,
+    events: mpsc::UnboundedSender<Event>,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+}
+
+impl Backend {
+    pub fn new(client: Client) -> Self {
+        let (events, snapshots) = state::start(client.clone());
+        Backend { client, events, snapshots }
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshots.borrow().clone()
+    }
+
+    fn send(&self, e: Event) {
+        let _ = self.events.send(e);
+    }
+
+    /// `window/workDoneProgress/cancel` from the client's cancel button.
+    pub async fn progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        self.send(Event::CancelProgress(params.token));
+    }
+
+    /// Asks the client to show a place; spawned and bounded, so no handler waits for the client.
+    fn show(&self, uri: Uri, range: Range) {
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let params =
+                ShowDocumentParams { uri, external: Some(false), take_focus: Some(true), selection: Some(range) };
+            let _ = tokio::time::timeout(Duration::from_secs(5), client.show_document(params)).await;
+        });
+    }
+}
+
+/// The chain a command is about and the hop the cursor is on: `[uri, {line, character}]`.
+fn chain_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a Mapped, Option<usize>)> {
+    let uri: Uri = serde_json::from_value(args.first()?.clone()).ok()?;
+    let pos: Position = args.get(1).and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
+    let hops = |m: &Mapped| stops(m);
+    // The finding on the cursor's line, else one with a hop there, else the file's first chain.
+    let on_line = snap.findings_in(&uri).find(|m| m.range.start.line == pos.line && m.finding.kind == "copy-chain");
+    if let Some(m) = on_line {
+        return Some((m, Some(0)));
+    }
+    for m in snap.findings.iter().filter(|m| m.finding.kind == "copy-chain") {
+        if let Some(i) = hops(m).iter().position(|(u, r)| *u == uri && r.start.line == pos.line) {
+            return Some((m, Some(i)));
+        }
+    }
+    let any =
+        snap.findings_in(&uri).find(|m| m.finding.kind == "copy-chain").or_else(|| snap.findings_in(&uri).next())?;
+    Some((any, None))
+}
+
+/// The places a chain walks through: the finding, then each hop's load and store, in order,
+/// consecutive duplicates merged.
+fn stops(m: &Mapped) -> Vec<(Uri, Range)> {
+    let mut out: Vec<(Uri, Range)> = vec![(m.uri.clone(), m.range)];
+    for r in &m.related {
+        let last = out.last().expect("not empty");
+        if !(last.0 == r.uri && last.1.start.line == r.range.start.line) {
+            out.push((r.uri.clone(), r.range));
+        }
+    }
+    out
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding =
+            Encoding::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
+        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        #[allow(deprecated)]
+        let root = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .or_else(|| params.root_uri.as_ref().and_then(|u| u.to_file_path().map(|p| p.into_owned())));
+        let config = match params.initialization_options.as_ref().map(Config::from_json) {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => return Err(Error::invalid_params(e)),
+            None => Config::default(),
+        };
+        self.send(Event::Initialized { root, config, encoding, progress });
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(encoding.kind()),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                    ..Default::default()
+                })),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Left(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: COMMANDS.iter().map(|c| c.to_string()).collect(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "bloatlens-lsp".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            ..Default::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {}
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        self.send(Event::Opened {
+            uri: p.text_document.uri,
+            text: p.text_document.text,
+            version: p.text_document.version,
+        });
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        self.send(Event::Changed {
+            uri: p.text_document.uri,
+            version: p.text_document.version,
+            changes: p.content_changes,
+        });
+    }
+
+    async fn did_save(&self, p: DidSaveTextDocumentParams) {
+        self.send(Event::Saved { uri: p.text_document.uri });
+    }
+
+    async fn did_close(&self, p: DidCloseTextDocumentParams) {
+        self.send(Event::Closed { uri: p.text_document.uri });
+    }
+
+    async fn did_change_configuration(&self, p: DidChangeConfigurationParams) {
+        self.send(Event::Configuration(p.settings));
+    }
+
+    async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let snap = self.snapshot();
+        let uri = p.text_document.uri;
+        let mut lenses = Vec::new();
+        if let Some(index) = snap.text_of(&uri) {
+            let tree = mapping::parse(&index.text);
+            for m in mapping::main_methods(&index.text, tree.as_ref()) {
+                let range = index.range(m.name_span.0, m.name_span.1, snap.encoding);
+                lenses.push(CodeLens {
+                    range,
+                    command: Some(Command {
+                        title: "▶ Profile with Bloatlens".into(),
+                        command: "bloatlens.profile".into(),
+                        arguments: Some(vec![serde_json::json!(uri), serde_json::json!(m.class)]),
+                    }),
+                    data: None,
+                });
+            }
+        }
+        let mut top: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| !m.stale).collect();
+        top.sort_by(|a, b| {
+            let rank = |m: &Mapped| match to_proto::severity(&m.finding) {
+                DiagnosticSeverity::WARNING => 0,
+                DiagnosticSeverity::INFORMATION => 1,
+                _ => 2,
+            };
+            rank(a).cmp(&rank(b)).then(b.finding.score.total_cmp(&a.finding.score))
+        });
+        for m in top.into_iter().take(snap.config.max_lenses_per_file) {
+            lenses.push(CodeLens {
+                range: m.range,
+                command: Some(Command {
+                    title: to_proto::lens_title(&m.finding),
+                    command: "bloatlens.showChain".into(),
+                    arguments: Some(vec![serde_json::json!(m.uri), serde_json::json!(m.range.start)]),
+                }),
+                data: None,
+            });
+        }
+        Ok(Some(lenses))
+    }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        let snap = self.snapshot();
+        let (uri, pos) = (p.text_document_position_params.text_document.uri, p.text_document_position_params.position);
+        let hits: Vec<&Mapped> = snap
+            .findings_in(&uri)
+            .filter(|m| m.range.start.line == pos.line || (m.range.start <= pos && pos <= m.range.end))
+            .collect();
+        if hits.is_empty() {
+            return Ok(None);
+        }
+        let value = hits.iter().map(|m| to_proto::hover_markdown(m)).collect::<Vec<_>>().join("\n---\n");
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
+            range: Some(hits[0].range),
+        }))
+    }
+
+    async fn inlay_hint(&self, p: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        let snap = self.snapshot();
+        if !snap.config.inlay_hints {
+            return Ok(Some(Vec::new()));
+        }
+        let index = snap.text_of(&p.text_document.uri);
+        let hints = snap
+            .findings_in(&p.text_document.uri)
+            .filter(|m| p.range.start.line <= m.range.start.line && m.range.start.line <= p.range.end.line)
+            .filter_map(|m| {
+                let line = index.as_ref()?.line(m.range.start.line as usize)?;
+                let end = index.as_ref()?.line_range(m.range.start.line as usize, snap.encoding).end;
+                let _ = line;
+                Some(InlayHint {
+                    position: end,
+                    label: InlayHintLabel::String(format!("  ⟵ {}", to_proto::lens_title(&m.finding))),
+                    kind: None,
+                    text_edits: None,
+                    tooltip: None,
+                    padding_left: Some(true),
+                    padding_right: None,
+                    data: None,
+                })
+            })
+            .collect();
+        Ok(Some(hints))
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let mut actions = Vec::new();
+        for d in p.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some(to_proto::SOURCE)) {
+            let Some(key) = d.data.as_ref().and_then(|v| v.get("key")).and_then(|k| k.as_str()) else { continue };
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!(
+                    "Suppress this Bloatlens finding ({})",
+                    d.code.as_ref().map(code_str).unwrap_or_default()
+                ),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![d.clone()]),
+                command: Some(Command {
+                    title: "Suppress".into(),
+                    command: "bloatlens.suppress".into(),
+                    arguments: Some(vec![serde_json::json!(key)]),
+                }),
+                ..Default::default()
+            }));
+        }
+        Ok(Some(actions))
+    }
+
+    async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let args = p.arguments;
+        match p.command.as_str() {
+            "bloatlens.profile" => {
+                let file = args.first().and_then(|v| serde_json::from_value::<Uri>(v.clone()).ok());
+                let main_class = args.get(1).and_then(|v| v.as_str()).map(String::from);
+                self.send(Event::Profile { main_class, file });
+                Ok(None)
+            }
+            "bloatlens.nextHop" | "bloatlens.prevHop" => {
+                let snap = self.snapshot();
+                let Some((m, at)) = chain_at(&snap, &args) else { return Ok(None) };
+                let stops = stops(m);
+                let i = match (p.command.as_str(), at) {
+                    ("bloatlens.nextHop", Some(i)) => (i + 1).min(stops.len() - 1),
+                    ("bloatlens.nextHop", None) => 0,
+                    (_, Some(i)) => i.saturating_sub(1),
+                    (_, None) => stops.len() - 1,
+                };
+                let (uri, range) = stops[i].clone();
+                self.show(uri.clone(), range);
+                Ok(Some(serde_json::json!({ "uri": uri, "range": range, "hop": i, "of": stops.len() })))
+            }
+            "bloatlens.showChain" => {
+                let snap = self.snapshot();
+                let Some((m, _)) = chain_at(&snap, &args) else { return Ok(None) };
+                let hops: Vec<serde_json::Value> =
+                    std::iter::once(serde_json::json!({"uri": m.uri, "range": m.range, "role": m.finding.message}))
+                        .chain(
+                            m.related
+                                .iter()
+                                .map(|r| serde_json::json!({"uri": r.uri, "range": r.range, "role": r.role})),
+                        )
+                        .collect();
+                if let Some(first) = m.related.first() {
+                    self.show(first.uri.clone(), first.range);
+                }
+                Ok(Some(serde_json::json!({ "kind": m.finding.kind, "hops": hops })))
+            }
+            "bloatlens.suppress" => {
+                if let Some(key) = args.first().and_then(|v| v.as_str()) {
+                    self.send(Event::Suppress(key.to_string()));
+                }
+                Ok(None)
+            }
+            "bloatlens.status" => {
+                let snap = self.snapshot();
+                Ok(Some(serde_json::json!({
+                    "status": format!("{:?}", snap.status),
+                    "findings": snap.findings.len(),
+                    "stale": snap.findings.iter().filter(|m| m.stale).count(),
+                })))
+            }
+            other => Err(Error::invalid_params(format!("unknown command {other}"))),
+        }
+    }
+}
+
+fn code_str(c: &NumberOrString) -> String {
+    match c {
+        NumberOrString::String(s) => s.clone(),
+        NumberOrString::Number(n) => n.to_string(),
+    }
+}

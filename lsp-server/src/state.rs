@@ -1,0 +1,662 @@
+//! The state owner: one task applies every event (document edits, saves, disk changes, settings,
+//! finished runs) in arrival order and publishes an immutable [`Snapshot`] that request handlers
+//! read. Runs happen on blocking threads; a newer save cancels the running one, and a run whose
+//! generation is no longer current is never published.
+
+use crate::config::Config;
+use crate::job::{self, Outcome, Plan};
+use crate::mapping::{self, Encoding, LineIndex};
+use crate::to_proto;
+use bloatlens_profiler::report::{Finding, Report};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticSeverity, MessageType, NumberOrString, ProgressToken, Range, TextDocumentContentChangeEvent,
+    Uri,
+};
+use tower_lsp_server::Client;
+
+#[derive(Debug, Clone)]
+pub struct Doc {
+    pub index: LineIndex,
+    pub version: i32,
+}
+
+/// A related place of a finding, in the editor's terms.
+#[derive(Debug, Clone)]
+pub struct RelatedPlace {
+    pub uri: Uri,
+    pub range: Range,
+    pub role: String,
+}
+
+/// A finding placed in a file.
+#[derive(Debug, Clone)]
+pub struct Mapped {
+    pub finding: Arc<Finding>,
+    pub key: String,
+    pub uri: Uri,
+    pub range: Range,
+    pub related: Vec<RelatedPlace>,
+    /// The file was edited on a line of this finding since the run.
+    pub stale: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    Idle,
+    Running { main_class: String },
+    Done { main_class: String, findings: usize, millis: u128 },
+    Failed(String),
+}
+
+/// What request handlers see.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub root: Option<PathBuf>,
+    pub config: Config,
+    pub encoding: Encoding,
+    pub docs: HashMap<Uri, Doc>,
+    pub findings: Vec<Mapped>,
+    pub report: Option<Arc<Report>>,
+    pub status: Status,
+}
+
+impl Snapshot {
+    pub fn findings_in(&self, uri: &Uri) -> impl Iterator<Item = &Mapped> + '_ {
+        let uri = uri.clone();
+        self.findings.iter().filter(move |m| m.uri == uri)
+    }
+
+    /// The document's text: the open buffer, else the file on disk.
+    pub fn text_of(&self, uri: &Uri) -> Option<LineIndex> {
+        if let Some(d) = self.docs.get(uri) {
+            return Some(d.index.clone());
+        }
+        let path = uri.to_file_path()?;
+        std::fs::read_to_string(path).ok().map(LineIndex::new)
+    }
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Initialized {
+        root: Option<PathBuf>,
+        config: Config,
+        encoding: Encoding,
+        progress: bool,
+    },
+    Opened {
+        uri: Uri,
+        text: String,
+        version: i32,
+    },
+    Changed {
+        uri: Uri,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+    },
+    Saved {
+        uri: Uri,
+    },
+    Closed {
+        uri: Uri,
+    },
+    Configuration(serde_json::Value),
+    /// Java files changed on disk (a checkout, a build tool), after debouncing.
+    DiskChanged(Vec<PathBuf>),
+    /// Profile this class (a lens or a command), or, without one, the file's main.
+    Profile {
+        main_class: Option<String>,
+        file: Option<Uri>,
+    },
+    CancelProgress(ProgressToken),
+    Suppress(String),
+    JobDone {
+        generation: u64,
+        plan: Box<Plan>,
+        outcome: Outcome,
+    },
+}
+
+struct Running {
+    cancel: Arc<AtomicBool>,
+    token: ProgressToken,
+}
+
+pub struct State {
+    client: Client,
+    snap: Snapshot,
+    publish: watch::Sender<Arc<Snapshot>>,
+    events: mpsc::UnboundedSender<Event>,
+    generation: u64,
+    running: Option<Running>,
+    /// Files with diagnostics on the client now (to clear them when they have none).
+    published: HashSet<Uri>,
+    said_several_mains: bool,
+    client_progress: bool,
+    compiler: job::Compiler,
+    /// The source root of the last published run, where its findings' files are.
+    source_root: Option<PathBuf>,
+    suppressed: HashSet<String>,
+    /// When each file was last saved through the editor (to ignore the watcher's echo).
+    saved_at: HashMap<PathBuf, Instant>,
+    _watcher: Option<notify::RecommendedWatcher>,
+}
+
+/// Starts the state owner; returns the event sender and the snapshot receiver.
+pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<Arc<Snapshot>>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let snap = Snapshot {
+        root: None,
+        config: Config::default(),
+        encoding: Encoding::Utf16,
+        docs: HashMap::new(),
+        findings: Vec::new(),
+        report: None,
+        status: Status::Idle,
+    };
+    let (publish, snapshots) = watch::channel(Arc::new(snap.clone()));
+    let mut state = State {
+        client,
+        snap,
+        publish,
+        events: tx.clone(),
+        generation: 0,
+        running: None,
+        published: HashSet::new(),
+        said_several_mains: false,
+        client_progress: false,
+        compiler: job::Compiler::default(),
+        source_root: None,
+        suppressed: HashSet::new(),
+        saved_at: HashMap::new(),
+        _watcher: None,
+    };
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            state.apply(event).await;
+            let _ = state.publish.send(Arc::new(state.snap.clone()));
+        }
+    });
+    (tx, snapshots)
+}
+
+impl State {
+    async fn apply(&mut self, event: Event) {
+        match event {
+            Event::Initialized { root, config, encoding, progress } => {
+                self.snap.root = root;
+                self.snap.config = config;
+                self.snap.encoding = encoding;
+                self.client_progress = progress;
+                self.suppressed = self.load_suppressions();
+                self._watcher = self.watch();
+            }
+            Event::Opened { uri, text, version } => {
+                self.snap.docs.insert(uri, Doc { index: LineIndex::new(text), version });
+            }
+            Event::Changed { uri, version, changes } => self.edited(uri, version, changes).await,
+            Event::Saved { uri } => {
+                if let Some(p) = uri.to_file_path() {
+                    self.saved_at.insert(p.into_owned(), Instant::now());
+                }
+                if self.snap.config.profile_on_save {
+                    self.start_profile(None, Some(uri)).await;
+                }
+            }
+            Event::Closed { uri } => {
+                self.snap.docs.remove(&uri);
+            }
+            Event::Configuration(value) => match Config::from_json(&value) {
+                Ok(c) => self.snap.config = c,
+                Err(e) => self.client.show_message(MessageType::ERROR, e).await,
+            },
+            Event::DiskChanged(paths) => {
+                // Saves through the editor also reach the watcher: those are handled already.
+                let fresh: Vec<PathBuf> = paths
+                    .into_iter()
+                    .filter(|p| self.saved_at.get(p).is_none_or(|t| t.elapsed() > Duration::from_secs(2)))
+                    .collect();
+                if !fresh.is_empty() && self.snap.config.profile_on_save {
+                    let uri = fresh.iter().find_map(|p| to_proto::uri_of(p));
+                    self.start_profile(None, uri).await;
+                }
+            }
+            Event::Profile { main_class, file } => self.start_profile(main_class, file).await,
+            Event::CancelProgress(token) => {
+                if let Some(r) = self.running.as_ref().filter(|r| r.token == token) {
+                    r.cancel.store(true, Ordering::Relaxed);
+                    self.generation += 1;
+                    self.snap.status = Status::Idle;
+                }
+            }
+            Event::Suppress(key) => {
+                self.suppressed.insert(key);
+                self.save_suppressions().await;
+                if let Some(report) = self.snap.report.clone() {
+                    self.snap.findings = self.map_findings(&report);
+                    self.publish_findings(None).await;
+                }
+            }
+            Event::JobDone { generation, plan, outcome } => self.finished(generation, *plan, outcome).await,
+        }
+    }
+
+    /// Applies edits to the buffer; findings on edited lines go stale, those below move with the edit.
+    async fn edited(&mut self, uri: Uri, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        let enc = self.snap.encoding;
+        let Some(doc) = self.snap.docs.get_mut(&uri) else { return };
+        let mut touched = false;
+        for change in changes {
+            match change.range {
+                None => {
+                    doc.index = LineIndex::new(change.text);
+                    for m in self.snap.findings.iter_mut().filter(|m| m.uri == uri) {
+                        m.stale = true;
+                        touched = true;
+                    }
+                }
+                Some(range) => {
+                    let (start, end) = (doc.index.offset(range.start, enc), doc.index.offset(range.end, enc));
+                    let mut text = std::mem::take(&mut doc.index.text);
+                    let removed_lines = text[start..end].matches('\n').count() as i64;
+                    let added_lines = change.text.matches('\n').count() as i64;
+                    text.replace_range(start..end, &change.text);
+                    doc.index = LineIndex::new(text);
+                    let delta = added_lines - removed_lines;
+                    for m in self.snap.findings.iter_mut().filter(|m| m.uri == uri) {
+                        if range.end.line < m.range.start.line {
+                            if delta != 0 {
+                                m.range.start.line = (m.range.start.line as i64 + delta) as u32;
+                                m.range.end.line = (m.range.end.line as i64 + delta) as u32;
+                                touched = true;
+                            }
+                        } else if range.start.line <= m.range.end.line && !m.stale {
+                            m.stale = true;
+                            touched = true;
+                        }
+                    }
+                }
+            }
+        }
+        doc.version = version;
+        if touched {
+            self.publish_file(&uri).await;
+        }
+    }
+
+    /// Works out what to run and starts it, cancelling the run in progress.
+    async fn start_profile(&mut self, main_class: Option<String>, file: Option<Uri>) {
+        let plan = match self.plan(main_class, file) {
+            Ok(Some(plan)) => plan,
+            Ok(None) => return,
+            Err(message) => {
+                self.client.show_message(MessageType::WARNING, message).await;
+                return;
+            }
+        };
+        if let Some(r) = self.running.take() {
+            r.cancel.store(true, Ordering::Relaxed);
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        let cancel = Arc::new(AtomicBool::new(false));
+        let token = ProgressToken::String(format!("bloatlens/profile/{generation}"));
+        self.running = Some(Running { cancel: cancel.clone(), token: token.clone() });
+        self.snap.status = Status::Running { main_class: plan.main_class.clone() };
+        let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
+        let compiler = self.compiler.clone();
+        tokio::spawn(async move {
+            let ongoing = if progress {
+                // A request to the client: never awaited by a handler, and bounded in time.
+                let created =
+                    tokio::time::timeout(Duration::from_secs(2), client.create_work_done_progress(token.clone())).await;
+                match created {
+                    Ok(Ok(())) => Some(
+                        client
+                            .progress(token, "Bloatlens")
+                            .with_message(format!("profiling {}", plan.main_class))
+                            .with_cancel_button()
+                            .begin()
+                            .await,
+                    ),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let job_plan = plan.clone();
+            let outcome = tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, cancel))
+                .await
+                .unwrap_or_else(|e| Outcome::Failed(format!("the profile crashed: {e}")));
+            if let Some(p) = ongoing {
+                p.finish().await;
+            }
+            let _ = events.send(Event::JobDone { generation, plan: Box::new(plan), outcome });
+        });
+    }
+
+    /// The entry point: the setting, else the file's main, else the workspace's only main.
+    fn plan(&mut self, main_class: Option<String>, file: Option<Uri>) -> Result<Option<Plan>, String> {
+        let config = self.snap.config.clone();
+        let chosen = main_class.or_else(|| (!config.main_class.is_empty()).then(|| config.main_class.clone()));
+        let mains = self.workspace_mains(file.as_ref());
+        let (class, path) = match chosen {
+            Some(class) => match mains.iter().find(|(c, _)| *c == class) {
+                Some((c, p)) => (c.clone(), p.clone()),
+                None => return Err(format!("Bloatlens: no main method found for {class} in the workspace")),
+            },
+            None => {
+                let in_file: Vec<&(String, PathBuf)> = match file.as_ref().and_then(|u| u.to_file_path()) {
+                    Some(p) => mains.iter().filter(|(_, mp)| mp.as_path() == p.as_ref()).collect(),
+                    None => Vec::new(),
+                };
+                if let Some((c, p)) = in_file.first() {
+                    (c.clone(), p.clone())
+                } else if mains.len() == 1 {
+                    mains[0].clone()
+                } else if mains.is_empty() {
+                    return Err("Bloatlens: no main method in the workspace to profile".into());
+                } else {
+                    if !self.said_several_mains {
+                        self.said_several_mains = true;
+                        return Err(format!(
+                            "Bloatlens: {} classes have a main method; choose one with its \"Profile\" lens or the bloatlens.mainClass setting",
+                            mains.len()
+                        ));
+                    }
+                    return Ok(None);
+                }
+            }
+        };
+        let source_root = bloatlens_profiler::javac::source_root_of(&path);
+        Ok(Some(Plan { main_class: class, main_file: path, source_root, config }))
+    }
+
+    /// Every main in the workspace's Java files (open buffers take precedence over the disk).
+    fn workspace_mains(&self, file: Option<&Uri>) -> Vec<(String, PathBuf)> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        if let Some(root) = &self.snap.root {
+            collect_java_files(root, &mut files, 0);
+        }
+        if let Some(p) = file.and_then(|u| u.to_file_path()) {
+            if !files.iter().any(|f| f.as_path() == p.as_ref()) {
+                files.push(p.into_owned());
+            }
+        }
+        let mut out = Vec::new();
+        for f in files {
+            let uri = to_proto::uri_of(&f);
+            let text = match uri.as_ref().and_then(|u| self.snap.docs.get(u)) {
+                Some(d) => d.index.text.clone(),
+                None => match std::fs::read_to_string(&f) {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                },
+            };
+            if !text.contains("main") {
+                continue;
+            }
+            let tree = mapping::parse(&text);
+            for m in mapping::main_methods(&text, tree.as_ref()) {
+                out.push((m.class, f.clone()));
+            }
+        }
+        out
+    }
+
+    async fn finished(&mut self, generation: u64, plan: Plan, outcome: Outcome) {
+        if generation != self.generation {
+            return; // cancelled or replaced: never published
+        }
+        self.running = None;
+        match outcome {
+            Outcome::Report { report, compile, run } => {
+                if report.run.outcome == "cancelled" {
+                    return;
+                }
+                let report: Arc<Report> = Arc::from(report);
+                self.snap.status = Status::Done {
+                    main_class: plan.main_class.clone(),
+                    findings: report.findings.len(),
+                    millis: (compile + run).as_millis(),
+                };
+                self.snap.report = Some(report.clone());
+                self.source_root = Some(plan.source_root.clone());
+                self.snap.findings = self.map_findings_in(&report, &plan.source_root);
+                self.publish_findings(to_proto::uri_of(&plan.main_file)).await;
+                if report.run.partial {
+                    let detail = report.run.outcome_detail.clone().unwrap_or_default();
+                    let what = if report.run.outcome == "exception" { "threw" } else { "was stopped" };
+                    let msg = format!("Bloatlens: {} {what} ({detail}); the findings cover what ran", plan.main_class);
+                    self.client.show_message(MessageType::WARNING, msg).await;
+                }
+                self.client
+                    .log_message(
+                        MessageType::INFO,
+                        format!(
+                            "profiled {} in {} ms (javac {} ms, run {} ms): {} findings",
+                            plan.main_class,
+                            (compile + run).as_millis(),
+                            compile.as_millis(),
+                            run.as_millis(),
+                            report.findings.len()
+                        ),
+                    )
+                    .await;
+            }
+            Outcome::CompileErrors(diags) => {
+                self.snap.status = Status::Failed("compile errors".into());
+                self.snap.findings.clear();
+                self.publish_compile_errors(&plan, diags).await;
+            }
+            Outcome::Failed(message) => {
+                self.snap.status = Status::Failed(message.clone());
+                self.client.show_message(MessageType::ERROR, message).await;
+            }
+        }
+    }
+
+    /// Places the findings again (after a suppression), under the last run's source root.
+    fn map_findings(&self, report: &Report) -> Vec<Mapped> {
+        let root = self.source_root.clone().or_else(|| self.snap.root.clone()).unwrap_or_default();
+        self.map_findings_in(report, &root)
+    }
+
+    /// Places every finding (not suppressed) and its related locations in files under `source_root`.
+    fn map_findings_in(&self, report: &Report, source_root: &Path) -> Vec<Mapped> {
+        let enc = self.snap.encoding;
+        let mut texts: HashMap<PathBuf, Option<(LineIndex, Option<tree_sitter::Tree>)>> = HashMap::new();
+        let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
+            let path = source_root.join(file);
+            let uri = to_proto::uri_of(&path)?;
+            let entry = texts.entry(path.clone()).or_insert_with(|| {
+                let text = match self.snap.docs.get(&uri) {
+                    Some(d) => d.index.text.clone(),
+                    None => std::fs::read_to_string(&path).ok()?,
+                };
+                let tree = mapping::parse(&text);
+                Some((LineIndex::new(text), tree))
+            });
+            let (index, tree) = entry.as_ref()?;
+            let line = line.saturating_sub(1) as usize;
+            Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, enc)))
+        };
+        let mut out = Vec::new();
+        for f in &report.findings {
+            let key = to_proto::key(f);
+            if self.suppressed.contains(&key) {
+                continue;
+            }
+            let (Some(file), Some(line)) = (f.location.file.as_deref(), f.location.line) else { continue };
+            let Some((uri, range)) = place(file, line, &f.kind) else { continue };
+            let related = f
+                .related
+                .iter()
+                .filter_map(|r| {
+                    let (uri, range) = place(r.location.file.as_deref()?, r.location.line?, &f.kind)?;
+                    Some(RelatedPlace { uri, range, role: r.role.clone() })
+                })
+                .collect();
+            out.push(Mapped { finding: Arc::new(f.clone()), key, uri, range, related, stale: false });
+        }
+        out
+    }
+
+    /// Publishes every file's findings; `main` (the profiled file) gets a list even when empty,
+    /// so that a clean run clears what an earlier one showed there.
+    async fn publish_findings(&mut self, main: Option<Uri>) {
+        let mut by_uri: HashMap<Uri, Vec<Diagnostic>> = HashMap::new();
+        if let Some(m) = main {
+            by_uri.insert(m, Vec::new());
+        }
+        for m in &self.snap.findings {
+            by_uri.entry(m.uri.clone()).or_default().push(to_proto::diagnostic(m));
+        }
+        self.publish_all(by_uri).await;
+    }
+
+    async fn publish_file(&mut self, uri: &Uri) {
+        let diags: Vec<Diagnostic> = self.snap.findings_in(uri).map(to_proto::diagnostic).collect();
+        let version = self.snap.docs.get(uri).map(|d| d.version);
+        self.client.publish_diagnostics(uri.clone(), diags, version).await;
+    }
+
+    /// Publishes these files' diagnostics and clears the files that had some before.
+    async fn publish_all(&mut self, by_uri: HashMap<Uri, Vec<Diagnostic>>) {
+        let old = std::mem::take(&mut self.published);
+        for uri in old.iter().filter(|u| !by_uri.contains_key(*u)) {
+            self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;
+        }
+        for (uri, diags) in by_uri {
+            let version = self.snap.docs.get(&uri).map(|d| d.version);
+            self.client.publish_diagnostics(uri.clone(), diags, version).await;
+            self.published.insert(uri);
+        }
+    }
+
+    async fn publish_compile_errors(&mut self, plan: &Plan, diags: Vec<bloatlens_profiler::javac::Diagnostic>) {
+        let enc = self.snap.encoding;
+        let mut by_uri: HashMap<Uri, Vec<Diagnostic>> = HashMap::new();
+        for d in diags {
+            let path = if d.file.is_absolute() { d.file.clone() } else { plan.source_root.join(&d.file) };
+            let Some(uri) = to_proto::uri_of(&path) else { continue };
+            let index = match self.snap.docs.get(&uri) {
+                Some(doc) => doc.index.clone(),
+                None => LineIndex::new(std::fs::read_to_string(&path).unwrap_or_default()),
+            };
+            let line = d.line.saturating_sub(1) as usize;
+            let range = match (d.column, index.line(line)) {
+                (Some(col), Some(text)) => {
+                    // javac's caret column counts characters (tabs as one).
+                    let byte = text.char_indices().nth(col.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(0);
+                    let start = index.offset(
+                        tower_lsp_server::ls_types::Position { line: line as u32, character: 0 },
+                        Encoding::Utf8,
+                    ) + byte;
+                    let word_end =
+                        text[byte..].find(|c: char| !c.is_alphanumeric() && c != '_').map(|n| n.max(1)).unwrap_or(1);
+                    index.range(start, start + word_end.min(text.len() - byte), enc)
+                }
+                _ => index.line_range(line, enc),
+            };
+            by_uri.entry(uri).or_default().push(Diagnostic {
+                range,
+                severity: Some(match d.severity {
+                    bloatlens_profiler::javac::Severity::Error => DiagnosticSeverity::ERROR,
+                    bloatlens_profiler::javac::Severity::Warning => DiagnosticSeverity::WARNING,
+                }),
+                code: Some(NumberOrString::String("javac".into())),
+                source: Some("bloatlens (javac)".into()),
+                message: d.message,
+                ..Default::default()
+            });
+        }
+        self.publish_all(by_uri).await;
+    }
+
+    fn suppressions_file(&self) -> Option<PathBuf> {
+        self.snap.root.as_ref().map(|r| r.join(".bloatlens/suppressions.json"))
+    }
+
+    fn load_suppressions(&self) -> HashSet<String> {
+        self.suppressions_file()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
+            .map(|v| v.into_iter().collect())
+            .unwrap_or_default()
+    }
+
+    async fn save_suppressions(&self) {
+        let Some(path) = self.suppressions_file() else { return };
+        let mut keys: Vec<&String> = self.suppressed.iter().collect();
+        keys.sort();
+        let text = serde_json::to_string_pretty(&keys).unwrap_or_default();
+        let written = path.parent().map(std::fs::create_dir_all).transpose().and_then(|_| std::fs::write(&path, text));
+        if let Err(e) = written {
+            self.client
+                .show_message(MessageType::ERROR, format!("Bloatlens could not write {}: {e}", path.display()))
+                .await;
+        }
+    }
+
+    /// Watches the workspace for Java files changed outside the editor; events are debounced
+    /// (300 ms of quiet) and deduplicated before they reach the state task.
+    fn watch(&self) -> Option<notify::RecommendedWatcher> {
+        use notify::Watcher;
+        let root = self.snap.root.clone()?;
+        let (raw_tx, mut raw_rx) = mpsc::unbounded_channel::<PathBuf>();
+        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            if let Ok(ev) = res {
+                if matches!(
+                    ev.kind,
+                    notify::EventKind::Modify(_) | notify::EventKind::Create(_) | notify::EventKind::Remove(_)
+                ) {
+                    for p in ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "java")) {
+                        let _ = raw_tx.send(p);
+                    }
+                }
+            }
+        })
+        .ok()?;
+        watcher.watch(&root, notify::RecursiveMode::Recursive).ok()?;
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            while let Some(first) = raw_rx.recv().await {
+                let mut batch: HashSet<PathBuf> = HashSet::from([first]);
+                while let Ok(Some(p)) = tokio::time::timeout(Duration::from_millis(300), raw_rx.recv()).await {
+                    batch.insert(p);
+                }
+                if events.send(Event::DiskChanged(batch.into_iter().collect())).is_err() {
+                    break;
+                }
+            }
+        });
+        Some(watcher)
+    }
+}
+
+/// Java files under `dir`, skipping hidden directories and build outputs.
+fn collect_java_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+    if depth > 12 || out.len() > 5000 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if p.is_dir() {
+            if !name.starts_with('.') && !matches!(name, "target" | "build" | "out" | "node_modules") {
+                collect_java_files(&p, out, depth + 1);
+            }
+        } else if name.ends_with(".java") {
+            out.push(p);
+        }
+    }
+}

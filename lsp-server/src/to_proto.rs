@@ -1,0 +1,121 @@
+//! Findings to LSP values: diagnostics with related information, lens titles, hover markdown.
+//! The only module that knows both the report and the protocol.
+
+use crate::state::Mapped;
+use bloatlens_profiler::report::Finding;
+use tower_lsp_server::ls_types::{
+    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
+};
+
+pub const SOURCE: &str = "bloatlens";
+
+pub fn severity(f: &Finding) -> DiagnosticSeverity {
+    match f.severity.as_str() {
+        "warning" => DiagnosticSeverity::WARNING,
+        "info" => DiagnosticSeverity::INFORMATION,
+        _ => DiagnosticSeverity::HINT,
+    }
+}
+
+pub fn diagnostic(m: &Mapped) -> Diagnostic {
+    let f = &m.finding;
+    let related: Vec<DiagnosticRelatedInformation> = m
+        .related
+        .iter()
+        .map(|r| DiagnosticRelatedInformation {
+            location: Location { uri: r.uri.clone(), range: r.range },
+            message: r.role.clone(),
+        })
+        .collect();
+    let message = if m.stale {
+        format!("{} (stale: the file changed since this profile; save to re-profile)", f.message)
+    } else {
+        f.message.clone()
+    };
+    Diagnostic {
+        range: m.range,
+        severity: Some(if m.stale { DiagnosticSeverity::HINT } else { severity(f) }),
+        code: Some(NumberOrString::String(f.kind.clone())),
+        source: Some(SOURCE.into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        data: Some(serde_json::json!({ "key": m.key })),
+        ..Default::default()
+    }
+}
+
+/// `copy chain · 3 hops · 1.2 MB copied`, `NATH · 500 objects never reach the heap`.
+pub fn lens_title(f: &Finding) -> String {
+    let n = |k: &str| f.evidence.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    match f.kind.as_str() {
+        "copy-chain" => {
+            let hops = n("hops");
+            format!("copy chain · {hops} hop{} · {} copied", if hops == 1 { "" } else { "s" }, bytes(n("volume")))
+        }
+        "clone" => format!("clone · {} copied", bytes(n("volume"))),
+        "nath" => format!("NATH · {} objects never reach the heap", n("instances")),
+        "mostly-nath" => {
+            format!("mostly NATH · {} of {} objects never reach the heap", n("nath_objects"), n("instances"))
+        }
+        "never-used" => format!("never used · {} objects", n("instances")),
+        "rarely-used" => format!("rarely used · {} of {} objects", n("used_objects"), n("instances")),
+        "write-read-imbalance" => format!("{} heap writes · {} reads", n("heap_writes"), n("heap_reads")),
+        other => other.to_string(),
+    }
+}
+
+pub fn bytes(b: u64) -> String {
+    match b {
+        0..=9_999 => format!("{b} B"),
+        10_000..=9_999_999 => format!("{:.1} KB", b as f64 / 1e3),
+        _ => format!("{:.1} MB", b as f64 / 1e6),
+    }
+}
+
+/// The hover: what the finding is, its figures, and the path of a chain hop by hop.
+pub fn hover_markdown(m: &Mapped) -> String {
+    let f = &m.finding;
+    let mut md = format!("**Bloatlens · {}** — {}\n\n{}\n\n", f.kind, lens_title(f), f.message);
+    if m.stale {
+        md.push_str("_The file changed since this profile; save to re-profile._\n\n");
+    }
+    md.push_str("| figure | value |\n|---|---|\n");
+    for (k, v) in &f.evidence {
+        if k == "path" {
+            continue;
+        }
+        let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+        md.push_str(&format!("| {k} | {v} |\n"));
+    }
+    if !m.related.is_empty() {
+        md.push_str("\n| where | what |\n|---|---|\n");
+        for r in &m.related {
+            let name = r.uri.path().as_str().rsplit('/').next().unwrap_or("").to_string();
+            md.push_str(&format!("| {name}:{} | {} |\n", r.range.start.line + 1, r.role));
+        }
+    }
+    md.push_str(&format!("\n_{}_\n", advice(&f.kind)));
+    md
+}
+
+fn advice(kind: &str) -> &'static str {
+    match kind {
+        "copy-chain" => "Pass the original object along instead of copying its data from structure to structure, or copy once.",
+        "clone" => "Share the original (or copy lazily) instead of rebuilding its object graph copy by copy.",
+        "nath" | "mostly-nath" => "These objects live only on the stack: return the values directly, reuse one object, or hoist the allocation out of the hot path.",
+        "never-used" => "Nothing ever reads these objects: stop creating them (build debug strings lazily, drop unused results).",
+        "rarely-used" => "Most of these objects are never used: create them on demand.",
+        "write-read-imbalance" => "References are stored far more often than read back: drop the store nobody reads, or the structure it fills.",
+        _ => "",
+    }
+}
+
+/// A stable name for a finding, for suppressions: kind and bytecode location (which survive
+/// edits elsewhere in the file).
+pub fn key(f: &Finding) -> String {
+    format!("{}|{}.{}{}|{}", f.kind, f.location.class, f.location.method, f.location.descriptor, f.location.bci)
+}
+
+pub fn uri_of(path: &std::path::Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}

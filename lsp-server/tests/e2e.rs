@@ -1,0 +1,208 @@
+//! The server over its real transport: the `bloatlens-lsp` binary on stdio, driven as an editor
+//! would (see `bloatlens_lsp::harness`). Every message the server sends must be consumed by the
+//! test, in order; one left over at the end fails the test.
+
+use bloatlens_lsp::harness::Editor;
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn start(files: &[(&str, &str)], options: Value) -> Editor {
+    Editor::start(Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp")), files, options)
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat").join(name).join("Main.java"),
+    )
+    .unwrap()
+}
+
+fn line_of(text: &str, needle: &str) -> u64 {
+    text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} not in the text")) as u64
+}
+
+#[test]
+fn save_publishes_findings_with_lenses_and_hovers() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().starts_with("profiled Main in "), "{log}");
+    let nath = diags.iter().find(|d| d["code"] == "nath").expect("a NATH diagnostic");
+    assert_eq!(nath["source"], "bloatlens");
+    let line = line_of(&src, "return new Stats(min, max);");
+    assert_eq!(nath["range"]["start"]["line"], line);
+    // The range is the `new` expression, not the whole line.
+    let text_line = src.lines().nth(line as usize).unwrap();
+    let col = text_line.find("new Stats").unwrap() as u64;
+    assert_eq!(nath["range"]["start"]["character"], col);
+    assert_eq!(nath["range"]["end"]["character"], col + "new Stats(min, max)".len() as u64);
+    // Copy chains carry their hops as related information.
+    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain");
+    let related = chain["relatedInformation"].as_array().unwrap();
+    assert!(related.iter().any(|r| r["message"].as_str().unwrap().starts_with("hop 1 of 1: loaded")), "{chain}");
+
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    let lenses = ed.response(id);
+    let titles: Vec<&str> =
+        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
+    assert!(titles.contains(&"▶ Profile with Bloatlens"), "{titles:?}");
+    assert!(titles.iter().any(|t| t.starts_with("NATH · 500 objects")), "{titles:?}");
+
+    let id = ed.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": u}, "position": {"line": line, "character": col + 2}}),
+    );
+    let hover = ed.response(id);
+    let md = hover["contents"]["value"].as_str().unwrap();
+    assert!(md.contains("**Bloatlens · nath**") && md.contains("| instances | 500 |"), "{md}");
+    ed.finish();
+}
+
+#[test]
+fn chain_commands_walk_the_hops_with_show_document() {
+    let src = fixture("two_hop_char_copy");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    ed.notification("window/logMessage");
+    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("the two-hop chain");
+    let start = chain["range"]["start"].clone();
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.nextHop", "arguments": [u, start]}));
+    let (result, shown) = ed.command_showing(id);
+    assert_eq!(result["hop"], 1);
+    let load_line = line_of(&src, "char c = from[i];");
+    assert_eq!(shown["selection"]["start"]["line"], load_line, "the first hop's load");
+    assert_eq!(shown["uri"], u);
+    // From the load, the next hop is the store; back from there is the load again.
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.nextHop", "arguments": [u, {"line": load_line, "character": 0}]}),
+    );
+    let (_, shown) = ed.command_showing(id);
+    assert_eq!(shown["selection"]["start"]["line"], line_of(&src, "to[i] = c;"));
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.showChain", "arguments": [u, start]}));
+    let (chain, _) = ed.command_showing(id);
+    assert_eq!(chain["kind"], "copy-chain");
+    assert!(chain["hops"].as_array().unwrap().len() >= 3, "{chain}");
+    ed.finish();
+}
+
+#[test]
+fn compile_errors_become_diagnostics_and_the_server_keeps_going() {
+    let bad = "public class Main {\n    public static void main(String[] args) {\n        int x = \"no\";\n    }\n}\n";
+    let mut ed = start(&[("Main.java", bad)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["severity"], 1);
+    assert_eq!(diags[0]["source"], "bloatlens (javac)");
+    assert_eq!(diags[0]["range"]["start"]["line"], 2);
+    assert!(diags[0]["message"].as_str().unwrap().contains("incompatible types"));
+    // Fixed on disk and saved again: the error goes away.
+    std::fs::write(ed.root.join("Main.java"), fixture("result_per_call")).unwrap();
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().all(|d| d["source"] == "bloatlens"), "{diags:?}");
+    ed.notification("window/logMessage");
+    ed.finish();
+}
+
+#[test]
+fn a_program_that_throws_or_hits_its_budget_is_reported_as_such() {
+    let src = "public class Main {\n    static final class P { int a; P(int a) { this.a = a; } }\n    public static void main(String[] args) {\n        long s = 0;\n        for (int i = 0; i < 300; i++) s += new P(i).a;\n        if (s > 0) throw new IllegalStateException(\"boom\");\n    }\n}\n";
+    let mut ed = start(&[("Main.java", src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    let msg = ed.notification("window/showMessage");
+    assert!(msg["message"].as_str().unwrap().contains("threw"), "{msg}");
+    ed.notification("window/logMessage");
+    ed.finish();
+
+    let looping = "public class Main {\n    public static void main(String[] args) {\n        long s = 0;\n        while (true) s += s * 31 + 1;\n    }\n}\n";
+    let mut ed = start(&[("Main.java", looping)], json!({"budgets": {"maxInstructions": 5000000}}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    assert_eq!(ed.diagnostics(&u), Vec::<Value>::new(), "nothing found before the stop");
+    let msg = ed.notification("window/showMessage");
+    assert!(msg["message"].as_str().unwrap().contains("instruction budget"), "{msg}");
+    ed.notification("window/logMessage");
+    ed.finish();
+}
+
+#[test]
+fn a_second_save_cancels_the_first_run() {
+    // Long enough that the second save lands while the first run is going.
+    let slow = "public class Main {\n    static final class P { int a; P(int a) { this.a = a; } }\n    public static void main(String[] args) {\n        long s = 0;\n        for (int i = 0; i < 3_000_000; i++) s += new P(i).a;\n        System.out.println(s);\n    }\n}\n";
+    let mut ed = start(&[("Main.java", slow)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    let first = ed.server_request("window/workDoneProgress/create", Value::Null);
+    let begin = ed.notification("$/progress");
+    assert_eq!(begin["value"]["kind"], "begin");
+    ed.save(&u);
+    // The second run's progress starts; the first ends without publishing.
+    let mut ends = Vec::new();
+    let mut second = None;
+    while ends.len() < 2 {
+        let m = ed.next_message();
+        match m["method"].as_str() {
+            Some("window/workDoneProgress/create") => {
+                second = Some(m["params"]["token"].clone());
+                ed.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
+            }
+            Some("$/progress") if m["params"]["value"]["kind"] == "end" => ends.push(m["params"]["token"].clone()),
+            Some("$/progress") => assert_eq!(m["params"]["value"]["kind"], "begin"),
+            _ => panic!("unexpected while two runs overlap: {m}"),
+        }
+    }
+    assert_eq!(ends[0], first["token"], "the cancelled run ends first");
+    assert_eq!(ends[1], second.unwrap());
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    ed.notification("window/logMessage");
+    ed.finish();
+}
+
+#[test]
+fn edits_mark_findings_stale_or_move_them() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    ed.notification("window/logMessage");
+    let nath_line = diags.iter().find(|d| d["code"] == "nath").unwrap()["range"]["start"]["line"].as_u64().unwrap();
+    // A line inserted at the top moves every finding down by one.
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "// note\n"}]}),
+    );
+    let moved = ed.diagnostics(&u);
+    let nath = moved.iter().find(|d| d["code"] == "nath").unwrap();
+    assert_eq!(nath["range"]["start"]["line"], nath_line + 1);
+    assert!(!nath["message"].as_str().unwrap().contains("stale"));
+    // An edit on the finding's own line makes it stale.
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 3}, "contentChanges": [{"range": {"start": {"line": nath_line + 1, "character": 0}, "end": {"line": nath_line + 1, "character": 0}}, "text": " "}]}),
+    );
+    let stale = ed.diagnostics(&u);
+    let nath = stale.iter().find(|d| d["code"] == "nath").unwrap();
+    assert!(nath["message"].as_str().unwrap().contains("stale"), "{nath}");
+    assert_eq!(nath["severity"], 4);
+    ed.finish();
+}

@@ -131,26 +131,40 @@ impl Editor {
         m["params"].clone()
     }
 
-    /// A command answered with a `window/showDocument` request, which the server sends from a
-    /// spawned task: it may come before or after the response. Returns (result, shown params).
-    pub fn command_showing(&mut self, id: i64) -> (Value, Value) {
-        let (mut result, mut shown) = (None, None);
-        while result.is_none() || shown.is_none() {
+    /// The response to `id` and a message `method` the server sends because of it, in either
+    /// order (the server sends it from its state task or a spawned task, so it may come first).
+    /// A request is answered with `answer`. Returns (result, the message's params).
+    pub fn response_and(&mut self, id: i64, method: &str, answer: Value) -> (Value, Value) {
+        let (mut result, mut other) = (None, None);
+        while result.is_none() || other.is_none() {
             let m = self.next_message();
-            if m["method"] == "window/showDocument" {
-                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"success": true}}));
-                shown = Some(m["params"].clone());
+            if m["method"] == method && other.is_none() {
+                if m.get("id").is_some() {
+                    self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": answer}));
+                }
+                other = Some(m["params"].clone());
             } else {
-                assert_eq!(m["id"], id, "expected the response to {id} or showDocument, got {m}");
+                assert_eq!(m["id"], id, "expected the response to {id} or {method}, got {m}");
+                assert!(m.get("error").is_none(), "error response: {m}");
                 result = Some(m["result"].clone());
             }
         }
-        (result.unwrap(), shown.unwrap())
+        (result.unwrap(), other.unwrap())
+    }
+
+    /// A command answered with a `window/showDocument` request: (result, shown params).
+    pub fn command_showing(&mut self, id: i64) -> (Value, Value) {
+        self.response_and(id, "window/showDocument", json!({"success": true}))
     }
 
     /// A run's progress: the token is created, the progress begins and ends.
     pub fn progress(&mut self) -> Value {
         let created = self.server_request("window/workDoneProgress/create", Value::Null);
+        self.progress_after_create(created)
+    }
+
+    /// The rest of a run's progress once its `create` request was consumed (and answered).
+    pub fn progress_after_create(&mut self, created: Value) -> Value {
         let begin = self.notification("$/progress");
         assert_eq!(begin["value"]["kind"], "begin");
         assert_eq!(begin["token"], created["token"]);

@@ -180,13 +180,19 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
     tokio::spawn(async move {
         while let Some(event) = rx.recv().await {
             state.apply(event).await;
-            let _ = state.publish.send(Arc::new(state.snap.clone()));
+            state.commit();
         }
     });
     (tx, snapshots)
 }
 
 impl State {
+    /// Makes the current state visible to request handlers. Called before every notification
+    /// that reflects it, so a client that reacts to one sees the state that caused it.
+    fn commit(&self) {
+        let _ = self.publish.send(Arc::new(self.snap.clone()));
+    }
+
     async fn apply(&mut self, event: Event) {
         match event {
             Event::Initialized { root, config, encoding, progress } => {
@@ -312,29 +318,36 @@ impl State {
         let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
         let compiler = self.compiler.clone();
         tokio::spawn(async move {
-            let ongoing = if progress {
+            // Progress is set up beside the run, not before it: a slow client delays nothing.
+            let title = format!("profiling {}", plan.main_class);
+            let progress_client = client.clone();
+            let ongoing = tokio::spawn(async move {
+                if !progress {
+                    return None;
+                }
                 // A request to the client: never awaited by a handler, and bounded in time.
-                let created =
-                    tokio::time::timeout(Duration::from_secs(2), client.create_work_done_progress(token.clone())).await;
+                let created = tokio::time::timeout(
+                    Duration::from_secs(30),
+                    progress_client.create_work_done_progress(token.clone()),
+                )
+                .await;
                 match created {
                     Ok(Ok(())) => Some(
-                        client
+                        progress_client
                             .progress(token, "Bloatlens")
-                            .with_message(format!("profiling {}", plan.main_class))
+                            .with_message(title)
                             .with_cancel_button()
                             .begin()
                             .await,
                     ),
                     _ => None,
                 }
-            } else {
-                None
-            };
+            });
             let job_plan = plan.clone();
             let outcome = tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, cancel))
                 .await
                 .unwrap_or_else(|e| Outcome::Failed(format!("the profile crashed: {e}")));
-            if let Some(p) = ongoing {
+            if let Ok(Some(p)) = ongoing.await {
                 p.finish().await;
             }
             let _ = events.send(Event::JobDone { generation, plan: Box::new(plan), outcome });
@@ -457,6 +470,7 @@ impl State {
             }
             Outcome::Failed(message) => {
                 self.snap.status = Status::Failed(message.clone());
+                self.commit();
                 self.client.show_message(MessageType::ERROR, message).await;
             }
         }
@@ -522,6 +536,7 @@ impl State {
     }
 
     async fn publish_file(&mut self, uri: &Uri) {
+        self.commit();
         let diags: Vec<Diagnostic> = self.snap.findings_in(uri).map(to_proto::diagnostic).collect();
         let version = self.snap.docs.get(uri).map(|d| d.version);
         self.client.publish_diagnostics(uri.clone(), diags, version).await;
@@ -529,6 +544,7 @@ impl State {
 
     /// Publishes these files' diagnostics and clears the files that had some before.
     async fn publish_all(&mut self, by_uri: HashMap<Uri, Vec<Diagnostic>>) {
+        self.commit();
         let old = std::mem::take(&mut self.published);
         for uri in old.iter().filter(|u| !by_uri.contains_key(*u)) {
             self.client.publish_diagnostics(uri.clone(), Vec::new(), None).await;

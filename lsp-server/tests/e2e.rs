@@ -206,3 +206,122 @@ fn edits_mark_findings_stale_or_move_them() {
     assert_eq!(nath["severity"], 4);
     ed.finish();
 }
+
+#[test]
+fn a_suppressed_finding_disappears_and_stays_suppressed() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    ed.notification("window/logMessage");
+    let nath = diags.iter().find(|d| d["code"] == "nath").unwrap().clone();
+    let id = ed.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": nath["range"], "context": {"diagnostics": [nath]}}),
+    );
+    let actions = ed.response(id);
+    let action = &actions[0];
+    assert!(action["title"].as_str().unwrap().starts_with("Suppress this Bloatlens finding (nath)"), "{action}");
+    let id = ed.request("workspace/executeCommand", action["command"].clone());
+    let (_, published) = ed.response_and(id, "textDocument/publishDiagnostics", Value::Null);
+    assert_eq!(published["uri"], u);
+    let after = published["diagnostics"].as_array().unwrap().clone();
+    assert!(after.iter().all(|d| d["code"] != "nath"), "{after:?}");
+    assert_eq!(after.len(), diags.len() - 1);
+    let saved = std::fs::read_to_string(ed.root.join(".bloatlens/suppressions.json")).unwrap();
+    assert!(saved.contains("nath|Main.stats"), "{saved}");
+    // The next profile keeps it suppressed.
+    ed.save(&u);
+    ed.progress();
+    assert!(ed.diagnostics(&u).iter().all(|d| d["code"] != "nath"));
+    ed.notification("window/logMessage");
+    ed.finish();
+}
+
+#[test]
+fn several_mains_are_named_once_and_a_lens_command_chooses() {
+    let a = "public class A {\n    public static void main(String[] args) { System.out.println(new StringBuilder(\"a\")); }\n}\n";
+    let b = fixture("result_per_call").replace("public class Main", "public class B");
+    let util = "public class Util {\n    static int twice(int x) { return 2 * x; }\n}\n";
+    let mut ed = start(&[("A.java", a), ("B.java", &b), ("Util.java", util)], json!({}));
+    let uu = ed.open("Util.java");
+    ed.save(&uu);
+    let msg = ed.notification("window/showMessage");
+    assert!(msg["message"].as_str().unwrap().contains("2 classes have a main method"), "{msg}");
+    ed.save(&uu);
+    // Said once: a second save of a file without main says nothing more.
+    let bu = harness_uri(&ed, "B.java");
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.profile", "arguments": [bu, "B"]}));
+    let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
+    ed.progress_after_create(created);
+    let diags = ed.diagnostics(&bu);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    ed.notification("window/logMessage");
+    // Saving A profiles A: its own main.
+    let au = ed.open("A.java");
+    ed.save(&au);
+    ed.progress();
+    // B's findings are cleared, A's published (A has none: an empty list).
+    let mut seen =
+        vec![ed.notification("textDocument/publishDiagnostics"), ed.notification("textDocument/publishDiagnostics")];
+    seen.sort_by_key(|p| p["uri"].as_str().unwrap().to_string());
+    assert_eq!(seen[0]["uri"], au);
+    assert_eq!(seen[1]["uri"], bu);
+    assert_eq!(seen[1]["diagnostics"], json!([]));
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().starts_with("profiled A in"), "{log}");
+    ed.finish();
+}
+
+fn harness_uri(ed: &Editor, name: &str) -> String {
+    bloatlens_lsp::harness::uri(&ed.root.join(name))
+}
+
+#[test]
+fn a_change_on_disk_reprofiles_and_a_bad_jdk_is_said() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = harness_uri(&ed, "Main.java");
+    // Not opened in the editor: a tool rewrites it on disk.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(ed.root.join("Main.java"), src.replace("500", "600")).unwrap();
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    let nath = diags.iter().find(|d| d["code"] == "nath").expect("profiled after the change on disk");
+    assert!(nath["message"].as_str().unwrap().contains("all 600 objects"), "{nath}");
+    ed.notification("window/logMessage");
+    ed.finish();
+
+    let mut ed = start(&[("Main.java", &src)], json!({"jdkPath": "/nonexistent/jdk"}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let msg = ed.notification("window/showMessage");
+    assert_eq!(msg["type"], 1, "an error: {msg}");
+    assert!(msg["message"].as_str().unwrap().contains("javac not found"), "{msg}");
+    // The server still answers.
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.status", "arguments": []}));
+    let status = ed.response(id);
+    assert!(status["status"].as_str().unwrap().starts_with("Failed"), "{status}");
+    ed.finish();
+}
+
+#[test]
+fn the_progress_cancel_button_stops_the_run_without_publishing() {
+    let slow = "public class Main {\n    public static void main(String[] args) {\n        long s = 0;\n        for (long i = 0; i < 4_000_000_000L; i++) s += i % 7;\n        System.out.println(s);\n    }\n}\n";
+    let mut ed = start(&[("Main.java", slow)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    let created = ed.server_request("window/workDoneProgress/create", Value::Null);
+    let begin = ed.notification("$/progress");
+    assert_eq!(begin["value"]["kind"], "begin");
+    ed.notify("window/workDoneProgress/cancel", json!({"token": created["token"]}));
+    let end = ed.notification("$/progress");
+    assert_eq!(end["value"]["kind"], "end");
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.status", "arguments": []}));
+    let status = ed.response(id);
+    assert_eq!(status["status"], "Idle", "{status}");
+    ed.finish();
+}

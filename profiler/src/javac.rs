@@ -30,11 +30,15 @@ pub enum CompileError {
     Failed { output: String, diagnostics: Vec<Diagnostic> },
 }
 
-/// `javac` of the JDK at `jdk_home`, else of `JAVA_HOME`, else the one on `PATH`.
+/// `javac` of the JDK at `jdk_home` (only there, when given), else of `JAVA_HOME`, else the one
+/// on `PATH`.
 pub fn find_javac(jdk_home: Option<&Path>) -> Result<PathBuf, CompileError> {
+    if let Some(home) = jdk_home {
+        let javac = home.join("bin/javac");
+        return if javac.is_file() { Ok(javac) } else { Err(CompileError::NoJavac(javac.display().to_string())) };
+    }
     let mut tried = Vec::new();
-    let homes = jdk_home.map(Path::to_path_buf).into_iter().chain(std::env::var_os("JAVA_HOME").map(PathBuf::from));
-    for home in homes {
+    if let Some(home) = std::env::var_os("JAVA_HOME").map(PathBuf::from) {
         let javac = home.join("bin/javac");
         if javac.is_file() {
             return Ok(javac);

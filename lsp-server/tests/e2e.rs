@@ -265,7 +265,7 @@ fn several_mains_are_named_once_and_a_lens_command_chooses() {
     ed.progress();
     // B's findings are cleared, A's published (A has none: an empty list).
     let mut seen =
-        vec![ed.notification("textDocument/publishDiagnostics"), ed.notification("textDocument/publishDiagnostics")];
+        [ed.notification("textDocument/publishDiagnostics"), ed.notification("textDocument/publishDiagnostics")];
     seen.sort_by_key(|p| p["uri"].as_str().unwrap().to_string());
     assert_eq!(seen[0]["uri"], au);
     assert_eq!(seen[1]["uri"], bu);

@@ -51,11 +51,12 @@ impl Default for Config {
 pub struct AnalysesConfig {
     pub copy: bool,
     pub refprop: bool,
+    pub lifetime: bool,
 }
 
 impl Default for AnalysesConfig {
     fn default() -> Self {
-        AnalysesConfig { copy: true, refprop: true }
+        AnalysesConfig { copy: true, refprop: true, lifetime: true }
     }
 }
 
@@ -86,6 +87,7 @@ pub struct ThresholdsConfig {
     pub rarely_used: f64,
     pub imbalance_ratio: f64,
     pub max_findings_per_kind: usize,
+    pub young_gen_bytes: u64,
 }
 
 impl Default for ThresholdsConfig {
@@ -100,6 +102,7 @@ impl Default for ThresholdsConfig {
             rarely_used: t.rarely_used,
             imbalance_ratio: t.imbalance_ratio,
             max_findings_per_kind: t.max_findings_per_kind,
+            young_gen_bytes: t.young_gen_bytes,
         }
     }
 }
@@ -126,7 +129,7 @@ impl Config {
     }
 
     pub fn analyses(&self) -> Analyses {
-        Analyses { copy: self.analyses.copy, refprop: self.analyses.refprop }
+        Analyses { copy: self.analyses.copy, refprop: self.analyses.refprop, lifetime: self.analyses.lifetime }
     }
 
     pub fn thresholds(&self) -> Thresholds {
@@ -140,6 +143,7 @@ impl Config {
             rarely_used: t.rarely_used,
             imbalance_ratio: t.imbalance_ratio,
             max_findings_per_kind: t.max_findings_per_kind,
+            young_gen_bytes: t.young_gen_bytes,
         }
     }
 }

@@ -97,6 +97,7 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
             jdk: plan.config.jdk_path.clone(),
             limits,
             capture: true,
+            gc_interval_bytes: None,
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

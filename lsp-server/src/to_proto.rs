@@ -60,6 +60,11 @@ pub fn lens_title(f: &Finding) -> String {
         "never-used" => format!("never used · {} objects", n("instances")),
         "rarely-used" => format!("rarely used · {} of {} objects", n("used_objects"), n("instances")),
         "write-read-imbalance" => format!("{} heap writes · {} reads", n("heap_writes"), n("heap_reads")),
+        "lifetime" => format!(
+            "lifetime: {} · {} objects",
+            f.evidence.get("class").and_then(|c| c.as_str()).unwrap_or("?"),
+            n("instances")
+        ),
         other => other.to_string(),
     }
 }
@@ -81,11 +86,20 @@ pub fn hover_markdown(m: &Mapped) -> String {
     }
     md.push_str("| figure | value |\n|---|---|\n");
     for (k, v) in &f.evidence {
-        if k == "path" {
+        if k == "path" || k == "histogram" {
             continue;
         }
         let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
         md.push_str(&format!("| {k} | {v} |\n"));
+    }
+    let rows = bloatlens_profiler::report::histogram_rows(f);
+    if !rows.is_empty() {
+        md.push_str("\nLifetimes (bytes allocated while alive):\n```\n");
+        for r in rows {
+            md.push_str(&r);
+            md.push('\n');
+        }
+        md.push_str("```\n");
     }
     if !m.related.is_empty() {
         md.push_str("\n| where | what |\n|---|---|\n");
@@ -106,6 +120,7 @@ fn advice(kind: &str) -> &'static str {
         "never-used" => "Nothing ever reads these objects: stop creating them (build debug strings lazily, drop unused results).",
         "rarely-used" => "Most of these objects are never used: create them on demand.",
         "write-read-imbalance" => "References are stored far more often than read back: drop the store nobody reads, or the structure it fills.",
+        "lifetime" => "Short: reuse or hoist if hot. Medium: the costliest for a generational GC; shorten or extend. Long: pretenure. Immortal and growing: a possible leak. Mixed: split the factory by caller.",
         _ => "",
     }
 }

@@ -325,3 +325,21 @@ fn the_progress_cancel_button_stops_the_run_without_publishing() {
     assert_eq!(status["status"], "Idle", "{status}");
     ed.finish();
 }
+
+#[test]
+fn a_save_seen_by_both_the_editor_and_the_watcher_profiles_once() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The editor writes the file and says so: the watcher sees the write too.
+    std::fs::write(ed.root.join("Main.java"), src.replace("500", "400")).unwrap();
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().any(|d| d["message"].as_str().unwrap().contains("all 400 objects")), "{diags:?}");
+    ed.notification("window/logMessage");
+    // No second run follows (finish fails on any further message).
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    ed.finish();
+}

@@ -3,6 +3,7 @@
 //! report of what ran, marked `partial`.
 
 use crate::analysis::copy::CopyTracker;
+use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
 use crate::report::{assign_severities, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
@@ -13,24 +14,26 @@ use crate::vm::{Outcome, VmError};
 pub struct Analyses {
     pub copy: bool,
     pub refprop: bool,
+    pub lifetime: bool,
 }
 
 impl Default for Analyses {
     fn default() -> Self {
-        Analyses { copy: true, refprop: true }
+        Analyses { copy: true, refprop: true, lifetime: true }
     }
 }
 
 impl Analyses {
-    pub const NAMES: [&'static str; 2] = ["copy", "refprop"];
+    pub const NAMES: [&'static str; 3] = ["copy", "refprop", "lifetime"];
 
     /// `copy,refprop` → both on; unknown names are an error naming them.
     pub fn parse(list: &str) -> Result<Analyses, String> {
-        let mut a = Analyses { copy: false, refprop: false };
+        let mut a = Analyses { copy: false, refprop: false, lifetime: false };
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             match name {
                 "copy" => a.copy = true,
                 "refprop" => a.refprop = true,
+                "lifetime" => a.lifetime = true,
                 "all" => a = Analyses::default(),
                 other => return Err(format!("unknown analysis `{other}` (known: {})", Analyses::NAMES.join(", "))),
             }
@@ -45,6 +48,9 @@ impl Analyses {
         }
         if self.refprop {
             v.push("refprop".to_string());
+        }
+        if self.lifetime {
+            v.push("lifetime".to_string());
         }
         v
     }
@@ -61,25 +67,34 @@ pub struct ProfileConfig {
 /// a missing class path entry, boot failure).
 pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     let s = config.settings.clone();
-    let (result, findings, copy_profile) = match (config.analyses.copy, config.analyses.refprop) {
-        (true, true) => {
-            let (r, (c, p)) = run_with(&config.run, (CopyTracker::new(s.clone()), RefPropTracker::new(s)))?;
-            let mut f = c.findings;
-            f.extend(p.findings);
-            (r, f, c.profile)
+    let a = config.analyses;
+    let mut run = config.run.clone();
+    if a.lifetime {
+        run.gc_interval_bytes = Some(s.young_gen_bytes);
+    }
+    let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes));
+    // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
+    // value flow (copy or refprop on) and without (lifetimes alone only watch events).
+    let (result, findings, copy_profile) = if a.copy || a.refprop {
+        let trackers = (
+            a.copy.then(|| CopyTracker::new(s.clone())),
+            (a.refprop.then(|| RefPropTracker::new(s.clone())), lifetime),
+        );
+        let (r, (c, (p, l))) = run_with(&run, trackers)?;
+        let mut f = Vec::new();
+        let mut profile = Vec::new();
+        if let Some(c) = c {
+            f.extend(c.findings);
+            profile = c.profile;
         }
-        (true, false) => {
-            let (r, c) = run_with(&config.run, CopyTracker::new(s))?;
-            (r, c.findings, c.profile)
-        }
-        (false, true) => {
-            let (r, p) = run_with(&config.run, RefPropTracker::new(s))?;
-            (r, p.findings, Vec::new())
-        }
-        (false, false) => {
-            let r = crate::run::run(&config.run)?;
-            (r, Vec::new(), Vec::new())
-        }
+        f.extend(p.into_iter().flat_map(|p| p.findings));
+        f.extend(l.into_iter().flat_map(|l| l.findings));
+        (r, f, profile)
+    } else if let Some(l) = lifetime {
+        let (r, l) = run_with(&run, l)?;
+        (r, l.findings, Vec::new())
+    } else {
+        (crate::run::run(&run)?, Vec::new(), Vec::new())
     };
     let report = make_report(config, &result, findings, copy_profile);
     Ok((result, report))

@@ -60,6 +60,9 @@ pub struct Settings {
     pub min_copies: u64,
     /// At most this many findings of each kind.
     pub max_findings_per_kind: usize,
+    /// Young generation of the lifetime analysis: the run collects after this many bytes of
+    /// allocation (the interval grows with the live heap, as the collector's does).
+    pub young_gen_bytes: u64,
 }
 
 impl Default for Settings {
@@ -73,13 +76,15 @@ impl Default for Settings {
             imbalance_ratio: 2.0,
             min_copies: 10,
             max_findings_per_kind: 20,
+            young_gen_bytes: 1 << 20,
         }
     }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
-    /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`.
+    /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`,
+    /// `lifetime`.
     pub kind: String,
     /// `warning`, `info` or `hint`, from the score's rank within its kind.
     pub severity: String,
@@ -168,5 +173,28 @@ pub fn assign_severities(findings: &mut [Finding]) {
         }
         .into();
         *rank += 1;
+    }
+}
+
+/// A lifetime finding's histogram as text rows (`≥ 4 KB  ████ 120`), for terminals and hovers.
+pub fn histogram_rows(f: &Finding) -> Vec<String> {
+    let Some(buckets) = f.evidence.get("histogram").and_then(|h| h.as_array()) else { return Vec::new() };
+    let max = buckets.iter().filter_map(|b| b["objects"].as_u64()).max().unwrap_or(1).max(1);
+    buckets
+        .iter()
+        .filter_map(|b| {
+            let (from, n) = (b["from_bytes"].as_u64()?, b["objects"].as_u64()?);
+            let bar = "█".repeat(((n * 20).div_ceil(max)) as usize);
+            Some(format!("≥ {:>8} {bar} {n}", human_bytes(from)))
+        })
+        .collect()
+}
+
+/// `512 B`, `4 KB`, `2 MB` (powers of 1024, as lifetimes are log2 buckets).
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        0..=1023 => format!("{b} B"),
+        1024..=1048575 => format!("{} KB", b >> 10),
+        _ => format!("{} MB", b >> 20),
     }
 }

@@ -16,6 +16,9 @@ pub struct RunConfig {
     pub limits: Limits,
     /// Keep stdout/stderr in memory instead of writing them through.
     pub capture: bool,
+    /// Collect after this many bytes of allocation (default: a quarter of the heap cap, at most
+    /// 64 MB, growing with the live heap). The lifetime analysis sets its young generation here.
+    pub gc_interval_bytes: Option<u64>,
 }
 
 impl RunConfig {
@@ -27,6 +30,7 @@ impl RunConfig {
             jdk: None,
             limits: Limits::default(),
             capture: false,
+            gc_interval_bytes: None,
         }
     }
 }
@@ -85,12 +89,17 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         class_path: config.class_path.clone(),
         limits: config.limits.clone(),
         // Collect after a quarter of the cap (at most 64 MB) was allocated; the interval then grows with the live heap.
-        gc_interval_bytes: (config.limits.max_heap_bytes / 4).clamp(1 << 20, 64 << 20),
+        gc_interval_bytes: config
+            .gc_interval_bytes
+            .unwrap_or((config.limits.max_heap_bytes / 4).clamp(1 << 20, 64 << 20)),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;
     let boot_time = started.elapsed();
     let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
+    if T::FINAL_COLLECTION {
+        let _ = vm.collect_garbage(&mut thread);
+    }
     let stats = vm.stats();
     vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();

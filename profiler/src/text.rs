@@ -68,6 +68,13 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
         let _ = writeln!(out);
         let _ = writeln!(out, "{}. [{}] {} — {}", i + 1, f.kind, f.location.short(), f.message);
         quote(&mut out, sources, &f.location, "   ");
+        let rows = crate::report::histogram_rows(f);
+        if !rows.is_empty() {
+            let _ = writeln!(out, "     lifetimes (bytes allocated meanwhile):");
+            for r in rows {
+                let _ = writeln!(out, "       {r}");
+            }
+        }
         for rel in &f.related {
             let _ = writeln!(out, "     {} {}", rel.role, rel.location.short());
             quote(&mut out, sources, &rel.location, "       ");

@@ -47,6 +47,7 @@ fn key_evidence(kind: &str) -> &'static [&'static str] {
     match kind {
         "copy-chain" => &["hops", "frequency", "bytes", "volume", "waste_factor", "consumed"],
         "clone" => &["volume"],
+        "lifetime" => &["class", "type", "instances", "short", "medium", "long", "immortal", "growing"],
         _ => &["type", "instances", "nath_objects", "used_objects", "heap_writes", "heap_reads"],
     }
 }
@@ -155,6 +156,33 @@ fn context_sensitivity() -> Result<(), Failed> {
     Ok(())
 }
 
+/// ROLP §5: one allocation site reached by two call paths — the same two helpers called in the
+/// opposite order — whose objects live differently. The calling-context tree keeps the paths
+/// apart (an additive stack hash would merge them), so the site is `mixed` and both paths are named.
+fn rolp_mixed_contexts() -> Result<(), Failed> {
+    let report = profile_fixture("lifetime_mixed_factory")?;
+    let f = find(&report, "lifetime", |f| f.location.method == "make")?;
+    assert_eq!(f.evidence["class"], "mixed");
+    assert_eq!((num(f, "immortal"), num(f, "short")), (400, 20000));
+    let contexts: Vec<&str> = f.related.iter().map(|r| r.role.as_str()).filter(|r| r.starts_with("context:")).collect();
+    assert_eq!(contexts.len(), 2, "{contexts:?}");
+    assert!(
+        contexts
+            .iter()
+            .any(|c| c.starts_with("context: immortal (400 objects) via Main.java:25 → Main.java:15 → Main.java:16")),
+        "{contexts:?}"
+    );
+    assert!(
+        contexts
+            .iter()
+            .any(|c| c.starts_with("context: short (20000 objects) via Main.java:27 → Main.java:16 → Main.java:15")),
+        "{contexts:?}"
+    );
+    let leak = find(&report, "lifetime", |f| f.evidence["class"] == "immortal")?;
+    assert_eq!(leak.evidence["growing"], true, "listeners only ever added: a possible leak");
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut names: Vec<String> = std::fs::read_dir(fixtures())
@@ -169,5 +197,6 @@ fn main() {
     trials.push(Trial::test("paper/antlr_chain_numbers", antlr_chain_numbers));
     trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
     trials.push(Trial::test("paper/context_sensitivity", context_sensitivity));
+    trials.push(Trial::test("paper/rolp_mixed_contexts", rolp_mixed_contexts));
     libtest_mimic::run(&args, trials).exit();
 }

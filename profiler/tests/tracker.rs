@@ -83,7 +83,7 @@ mod taint {
         fn on_free(&mut self, obj: Ref, _: u32, _: usize) {
             self.heap.free(obj);
         }
-        fn flow_thread(&mut self, thread: usize) {
+        fn on_thread(&mut self, thread: usize) {
             self.slots.switch_to(thread);
         }
         fn flow_new(&mut self, dst: usize) {

@@ -249,8 +249,13 @@ impl Tracker for CopyTracker {
         self.count_copies(site.method, len as u64);
     }
 
-    fn on_call(&mut self, _: Site, callee: MethodId) {
+    fn on_call(&mut self, _: Site, callee: MethodId, depth: usize) {
         let (cur, m) = (self.cur, callee as usize);
+        // Frames discarded by a fatal error never returned: forget them.
+        while self.frames[cur].len() >= depth.max(1) {
+            let (gone, _) = self.frames[cur].pop().expect("not empty");
+            self.active[cur][gone as usize] -= 1;
+        }
         let active = &mut self.active[cur];
         if m >= active.len() {
             active.resize(m + 1, 0);
@@ -281,7 +286,7 @@ impl Tracker for CopyTracker {
         self.objects.on_free(obj);
     }
 
-    fn flow_thread(&mut self, thread: usize) {
+    fn on_thread(&mut self, thread: usize) {
         if thread != self.cur {
             if thread >= self.copies.len() {
                 self.copies.resize(thread + 1, 0);

@@ -8,7 +8,9 @@
 //! - [`refprop`]: reference propagation — NATH, mostly-NATH, never- and rarely-used sites,
 //!   write-read imbalance.
 
+pub mod cct;
 pub mod copy;
+pub mod lifetime;
 pub mod objects;
 pub mod refprop;
 pub mod shadow;

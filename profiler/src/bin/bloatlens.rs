@@ -56,7 +56,7 @@ struct ProfileArgs {
     /// Write the program's own stdout and stderr to this file instead of the terminal.
     #[arg(long)]
     program_output: Option<PathBuf>,
-    /// Analyses to run, comma-separated: copy, refprop (or all).
+    /// Analyses to run, comma-separated: copy, refprop, lifetime (or all).
     #[arg(long, default_value = "all")]
     analyses: String,
     /// The main class when the target is a source directory with several mains.
@@ -92,6 +92,9 @@ struct ProfileArgs {
     /// At most this many findings of each kind.
     #[arg(long, default_value_t = Settings::default().max_findings_per_kind)]
     max_findings: usize,
+    /// Young generation of the lifetime analysis, in bytes: it collects after this much allocation.
+    #[arg(long, default_value_t = Settings::default().young_gen_bytes)]
+    young_gen_bytes: u64,
     #[command(flatten)]
     budgets: Budgets,
     /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
@@ -172,6 +175,7 @@ fn main() -> ExitCode {
                 jdk: a.jdk,
                 limits: a.budgets.limits(),
                 capture: false,
+                gc_interval_bytes: None,
             };
             match run(&config) {
                 Err(e) => {
@@ -201,6 +205,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         rarely_used: a.rarely_used,
         imbalance_ratio: a.imbalance_ratio,
         max_findings_per_kind: a.max_findings,
+        young_gen_bytes: a.young_gen_bytes,
     };
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
@@ -258,6 +263,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             jdk: a.jdk.clone(),
             limits: a.budgets.limits(),
             capture: a.program_output.is_some(),
+            gc_interval_bytes: None,
         },
         analyses,
         settings,

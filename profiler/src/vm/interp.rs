@@ -105,10 +105,8 @@ impl<T: Tracker> Vm<T> {
             None => Site { method: m, pc: 0 },
         };
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
-        if T::FLOW {
-            self.tracker.flow_thread(self.current);
-        }
-        self.tracker.on_call(site, m);
+        self.tracker.on_thread(self.current);
+        self.tracker.on_call(site, m, t.frames.len());
         Ok(())
     }
 
@@ -124,9 +122,7 @@ impl<T: Tracker> Vm<T> {
         let mut sp = top.sp as usize;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
-        if T::FLOW {
-            self.tracker.flow_thread(self.current);
-        }
+        self.tracker.on_thread(self.current);
 
         macro_rules! flush_count {
             () => {{

@@ -8,7 +8,7 @@
 //!   local slots are named by their index in the thread's slot stack — a callee's locals are the
 //!   caller's argument slots, so argument shadows pass to the callee with no extra hook, and a
 //!   return is a move from the callee's top to the caller's. A tracker keeps one shadow per slot
-//!   index per thread (`flow_thread` says which thread the indices that follow belong to).
+//!   index per thread (`on_thread` says which thread the events and indices that follow belong to).
 //!
 //! Hooks see places as [`Site`]s (method + op index); [`Context`] turns a site inside the JDK into
 //! the user frame that led to it.
@@ -118,6 +118,9 @@ pub trait Tracker: 'static {
     /// Whether the interpreter reports value flow (`flow_*` hooks) to this tracker. Decided at
     /// compile time: with `false` no flow code is generated, and superinstructions stay on.
     const FLOW: bool = false;
+    /// Whether the run ends with one more collection, so that objects that died since the last
+    /// one are seen dying (`on_free`) rather than censored.
+    const FINAL_COLLECTION: bool = false;
 
     /// An object or array was allocated.
     #[inline(always)]
@@ -126,9 +129,14 @@ pub trait Tracker: 'static {
     /// so `Arrays.copyOf`, array `clone`), or, for an instance's `clone`, its field slots.
     #[inline(always)]
     fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {}
-    /// A frame for `callee`, called from `site`, was pushed.
+    /// The events and slot indices that follow belong to thread `thread` (the VM's index).
     #[inline(always)]
-    fn on_call(&mut self, site: Site, callee: MethodId) {}
+    fn on_thread(&mut self, thread: usize) {}
+    /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its
+    /// thread (1 for the outermost). Trackers that keep a stack of their own resynchronise on it:
+    /// frames a fatal error discards end without `on_return`.
+    #[inline(always)]
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {}
     /// `callee`'s frame ended (returned or unwound by an exception).
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {}
@@ -147,9 +155,6 @@ pub trait Tracker: 'static {
     #[inline(always)]
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {}
 
-    /// The slot indices of the flow hooks that follow belong to thread `thread`.
-    #[inline(always)]
-    fn flow_thread(&mut self, thread: usize) {}
     /// Slot `dst` now holds a value with no heap origin (a constant, a computed value, a native's result).
     #[inline(always)]
     fn flow_new(&mut self, dst: usize) {}
@@ -188,6 +193,7 @@ impl Tracker for NoTracker {}
 /// Two trackers in one run: every hook goes to both, in order.
 impl<A: Tracker, B: Tracker> Tracker for (A, B) {
     const FLOW: bool = A::FLOW || B::FLOW;
+    const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
         self.0.on_alloc(cx, a);
         self.1.on_alloc(cx, a);
@@ -196,9 +202,9 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
         self.0.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
         self.1.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
     }
-    fn on_call(&mut self, site: Site, callee: MethodId) {
-        self.0.on_call(site, callee);
-        self.1.on_call(site, callee);
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {
+        self.0.on_call(site, callee, depth);
+        self.1.on_call(site, callee, depth);
     }
     fn on_return(&mut self, callee: MethodId) {
         self.0.on_return(callee);
@@ -220,9 +226,9 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
         self.0.finish(methods, classes);
         self.1.finish(methods, classes);
     }
-    fn flow_thread(&mut self, thread: usize) {
-        self.0.flow_thread(thread);
-        self.1.flow_thread(thread);
+    fn on_thread(&mut self, thread: usize) {
+        self.0.on_thread(thread);
+        self.1.on_thread(thread);
     }
     fn flow_new(&mut self, dst: usize) {
         self.0.flow_new(dst);
@@ -258,6 +264,97 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
     }
 }
 
+/// An analysis that may be off: every hook goes to it when it is on.
+impl<T: Tracker> Tracker for Option<T> {
+    const FLOW: bool = T::FLOW;
+    const FINAL_COLLECTION: bool = T::FINAL_COLLECTION;
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        if let Some(t) = self {
+            t.on_alloc(cx, a);
+        }
+    }
+    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
+        if let Some(t) = self {
+            t.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
+        }
+    }
+    fn on_thread(&mut self, thread: usize) {
+        if let Some(t) = self {
+            t.on_thread(thread);
+        }
+    }
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {
+        if let Some(t) = self {
+            t.on_call(site, callee, depth);
+        }
+    }
+    fn on_return(&mut self, callee: MethodId) {
+        if let Some(t) = self {
+            t.on_return(callee);
+        }
+    }
+    fn on_native(&mut self, site: Site, callee: MethodId) {
+        if let Some(t) = self {
+            t.on_native(site, callee);
+        }
+    }
+    fn on_free(&mut self, obj: Ref, class: ClassId, bytes: usize) {
+        if let Some(t) = self {
+            t.on_free(obj, class, bytes);
+        }
+    }
+    fn on_gc(&mut self, collections: u64, allocated_bytes: u64) {
+        if let Some(t) = self {
+            t.on_gc(collections, allocated_bytes);
+        }
+    }
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        if let Some(t) = self {
+            t.finish(methods, classes);
+        }
+    }
+    fn flow_new(&mut self, dst: usize) {
+        if let Some(t) = self {
+            t.flow_new(dst);
+        }
+    }
+    fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
+        if let Some(t) = self {
+            t.flow_move(site, src, dst);
+        }
+    }
+    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+        if let Some(t) = self {
+            t.flow_shuffle(base, from);
+        }
+    }
+    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
+        if let Some(t) = self {
+            t.flow_compute(site, srcs, dst);
+        }
+    }
+    fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
+        if let Some(t) = self {
+            t.flow_load(cx, site, loc, value, dst);
+        }
+    }
+    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
+        if let Some(t) = self {
+            t.flow_store(cx, site, loc, value, bytes, src);
+        }
+    }
+    fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {
+        if let Some(t) = self {
+            t.flow_use(cx, site, obj, how);
+        }
+    }
+    fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
+        if let Some(t) = self {
+            t.flow_pass(cx, site, obj, how);
+        }
+    }
+}
+
 /// Counts what it sees; proves that hooks fire and measures the cost of a live tracker.
 #[derive(Debug, Default, Clone)]
 pub struct CountingTracker {
@@ -287,7 +384,7 @@ impl Tracker for CountingTracker {
     fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
         self.bulk_copied += len as u64;
     }
-    fn on_call(&mut self, _: Site, _: MethodId) {
+    fn on_call(&mut self, _: Site, _: MethodId, _: usize) {
         self.calls += 1;
     }
     fn on_return(&mut self, _: MethodId) {

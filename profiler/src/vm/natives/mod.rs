@@ -86,9 +86,9 @@ impl<T: Tracker> Vm<T> {
             let args = t.stack[args_at..args_at + nargs].to_vec();
             f(self, t, &args)
         };
+        // The native may have run Java code (even other threads) in between.
+        self.tracker.on_thread(self.current);
         if T::FLOW {
-            // The native may have run Java code (and so other threads' shadows) in between.
-            self.tracker.flow_thread(self.current);
             self.tracker.flow_new(args_at);
         }
         result

@@ -1,0 +1,118 @@
+//! The calling-context tree: one node per distinct path of calls (caller's call site, callee),
+//! kept current per thread by the call and return events. Unlike an additive hash of the stack
+//! (ROLP's thread stack state), two paths through the same call sites in a different order are
+//! different nodes.
+
+use crate::vm::class::MethodId;
+use crate::vm::tracker::Site;
+use rustc_hash::FxHashMap;
+
+pub const ROOT: u32 = 0;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    pub parent: u32,
+    /// The call site in the parent's method (for the root: none).
+    pub site: Site,
+    pub method: MethodId,
+}
+
+pub struct Cct {
+    pub nodes: Vec<Node>,
+    children: FxHashMap<(u32, Site, MethodId), u32>,
+    /// Per thread, the path of open frames (innermost last).
+    stacks: Vec<Vec<u32>>,
+    current: usize,
+}
+
+impl Default for Cct {
+    fn default() -> Self {
+        Cct {
+            nodes: vec![Node { parent: ROOT, site: Site::default(), method: MethodId::MAX }],
+            children: FxHashMap::default(),
+            stacks: vec![Vec::new()],
+            current: 0,
+        }
+    }
+}
+
+impl Cct {
+    pub fn switch_to(&mut self, thread: usize) {
+        if thread >= self.stacks.len() {
+            self.stacks.resize_with(thread + 1, Vec::new);
+        }
+        self.current = thread;
+    }
+
+    /// The running thread's current node.
+    #[inline]
+    pub fn top(&self) -> u32 {
+        self.stacks[self.current].last().copied().unwrap_or(ROOT)
+    }
+
+    /// A frame for `callee` was pushed as the thread's `depth`-th (frames a fatal error
+    /// discarded without returning are dropped here first).
+    #[inline]
+    pub fn enter(&mut self, site: Site, callee: MethodId, depth: usize) -> u32 {
+        self.stacks[self.current].truncate(depth.saturating_sub(1));
+        let parent = self.top();
+        let next = self.nodes.len() as u32;
+        let node = *self.children.entry((parent, site, callee)).or_insert(next);
+        if node == next {
+            self.nodes.push(Node { parent, site, method: callee });
+        }
+        self.stacks[self.current].push(node);
+        node
+    }
+
+    #[inline]
+    pub fn exit(&mut self) {
+        self.stacks[self.current].pop();
+    }
+
+    /// The call sites from the outermost frame down to `node`'s frame, outermost first.
+    pub fn path(&self, mut node: u32) -> Vec<Site> {
+        let mut sites = Vec::new();
+        while node != ROOT {
+            let n = self.nodes[node as usize];
+            if n.parent != ROOT {
+                sites.push(n.site);
+            }
+            node = n.parent;
+        }
+        sites.reverse();
+        sites
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(method: MethodId, pc: u32) -> Site {
+        Site { method, pc }
+    }
+
+    #[test]
+    fn the_same_call_sites_in_another_order_are_another_context() {
+        let mut t = Cct::default();
+        t.enter(site(0, 0), 1, 1); // main
+        let (a, b, c) = (site(1, 3), site(2, 5), site(3, 7));
+        t.enter(a, 2, 2);
+        t.enter(b, 3, 3);
+        let first = t.enter(c, 4, 4);
+        t.exit();
+        t.exit();
+        t.exit();
+        t.enter(b, 3, 2);
+        t.enter(a, 2, 3);
+        let second = t.enter(c, 4, 4);
+        assert_ne!(first, second, "an additive hash of {{a, b, c}} could not tell these apart");
+        assert_eq!(t.path(first), vec![a, b, c]);
+        assert_eq!(t.path(second), vec![b, a, c]);
+        // Frames discarded without returning: the depth resynchronises the path.
+        t.enter(a, 2, 2);
+        t.enter(b, 3, 3);
+        assert_eq!(t.enter(c, 4, 4), first, "a path seen before is the same node");
+    }
+}

@@ -1,0 +1,278 @@
+//! Object lifetimes (`seeds/rolp-lifetime.txt`, DESIGN §4.4), exact rather than sampled.
+//!
+//! Every object records its allocation context — site and calling-context-tree node — its size
+//! and its birth time. Time is bytes allocated; a death is observed by the collector (which, for
+//! this analysis, runs every `young_gen_bytes` of allocation, so "GCs survived" is the number of
+//! young collections an object lives through with a young generation of that size). The run ends
+//! with one more collection; objects alive after it are censored.
+//!
+//! Classes, by the GCs an object survived (ROLP's unit of time): **short** (died before its first
+//! collection), **medium** (survived 1–15: HotSpot's tenuring threshold), **long** (survived more,
+//! then died), **immortal** (alive at exit after surviving at least one collection); objects born
+//! after the last collection and alive at exit are not classified. A context's class is its
+//! objects' majority; a site whose contexts have different classes (each with at least
+//! `min_instances` classified objects and 1% of the site's) is **mixed**, and the finding names the calling contexts that split it — the
+//! calling-context tree tells apart paths that ROLP's additive stack hash cannot.
+
+use super::cct::Cct;
+use super::objects::Locator;
+use crate::report::{Finding, Location, Settings};
+use crate::vm::class::{Class, ClassId, Method};
+use crate::vm::heap::Ref;
+use crate::vm::tracker::{Alloc, Context, Site, Tracker};
+use rustc_hash::FxHashMap;
+
+pub const CLASSES: [&str; 4] = ["short", "medium", "long", "immortal"];
+const TENURING: u32 = 15;
+/// log2 buckets of lifetimes in bytes allocated: bucket k holds [2^k, 2^(k+1)).
+const BUCKETS: usize = 48;
+
+#[derive(Debug, Clone, Copy)]
+struct Birth {
+    record: u32,
+    time: u64,
+    gcs: u32,
+}
+
+/// Objects of one allocation context.
+#[derive(Debug, Clone)]
+struct Record {
+    site: Site,
+    node: u32,
+    /// The first user frame that led to the site.
+    user: Option<Site>,
+    class: ClassId,
+    instances: u64,
+    bytes: u64,
+    /// Objects by class (`CLASSES` order), and alive at exit but unclassified.
+    by_class: [u64; 4],
+    unknown: u64,
+    histogram: Vec<u64>,
+    first_birth: u64,
+    last_birth: u64,
+}
+
+pub struct LifetimeTracker {
+    settings: Settings,
+    young: u64,
+    cct: Cct,
+    records: Vec<Record>,
+    index: FxHashMap<(Site, u32), u32>,
+    births: Vec<Option<Birth>>,
+    /// Bytes allocated so far (the clock), and collections so far.
+    now: u64,
+    gcs: u32,
+    pub findings: Vec<Finding>,
+}
+
+impl LifetimeTracker {
+    pub fn new(settings: Settings, young_gen_bytes: u64) -> Self {
+        LifetimeTracker {
+            settings,
+            young: young_gen_bytes,
+            cct: Cct::default(),
+            records: Vec::new(),
+            index: FxHashMap::default(),
+            births: Vec::new(),
+            now: 0,
+            gcs: 0,
+            findings: Vec::new(),
+        }
+    }
+
+    fn die(&mut self, b: Birth) {
+        let r = &mut self.records[b.record as usize];
+        let lifetime = self.now.saturating_sub(b.time).max(1);
+        r.histogram[(63 - lifetime.leading_zeros()) as usize % BUCKETS] += 1;
+        let survived = self.gcs - b.gcs;
+        let class = match survived {
+            0 => 0,
+            1..=TENURING => 1,
+            _ => 2,
+        };
+        r.by_class[class] += 1;
+    }
+}
+
+impl Tracker for LifetimeTracker {
+    const FINAL_COLLECTION: bool = true;
+
+    fn on_thread(&mut self, thread: usize) {
+        self.cct.switch_to(thread);
+    }
+
+    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize) {
+        self.cct.enter(site, callee, depth);
+    }
+
+    fn on_return(&mut self, _: crate::vm::class::MethodId) {
+        self.cct.exit();
+    }
+
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        let node = self.cct.top();
+        let next = self.records.len() as u32;
+        let record = *self.index.entry((a.site, node)).or_insert(next);
+        if record == next {
+            self.records.push(Record {
+                site: a.site,
+                node,
+                user: cx.user_frame(a.site),
+                class: a.class,
+                instances: 0,
+                bytes: 0,
+                by_class: [0; 4],
+                unknown: 0,
+                histogram: vec![0; BUCKETS],
+                first_birth: self.now,
+                last_birth: self.now,
+            });
+        }
+        let r = &mut self.records[record as usize];
+        r.instances += 1;
+        r.bytes += a.bytes as u64;
+        r.last_birth = self.now;
+        let i = a.obj as usize;
+        if i >= self.births.len() {
+            self.births.resize((i + 1).max(self.births.len() * 2), None);
+        }
+        self.births[i] = Some(Birth { record, time: self.now, gcs: self.gcs });
+        self.now += a.bytes as u64;
+    }
+
+    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+        if let Some(b) = self.births.get_mut(obj as usize).and_then(Option::take) {
+            self.die(b);
+        }
+    }
+
+    fn on_gc(&mut self, _: u64, _: u64) {
+        self.gcs += 1;
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        // Censor what is still alive.
+        let alive: Vec<Birth> = self.births.iter_mut().filter_map(Option::take).collect();
+        for b in alive {
+            let r = &mut self.records[b.record as usize];
+            if self.gcs > b.gcs {
+                r.by_class[3] += 1;
+            } else {
+                r.unknown += 1;
+            }
+        }
+        self.findings = self.build(methods, classes);
+    }
+}
+
+/// The class most of these objects have, if any was classified.
+fn majority(by_class: &[u64; 4]) -> Option<usize> {
+    let (i, &n) = by_class.iter().enumerate().max_by_key(|(i, &n)| (n, std::cmp::Reverse(*i)))?;
+    (n > 0).then_some(i)
+}
+
+impl LifetimeTracker {
+    fn build(&self, methods: &[Method], classes: &[Class]) -> Vec<Finding> {
+        let mut locator = Locator::default();
+        let mut loc = |site: Site| -> Location {
+            locator.resolve(methods, classes, site);
+            locator.get(site)
+        };
+        // Sites (as the user sees them: the site, or the user frame that reached a JDK site).
+        let mut sites: FxHashMap<(Site, Site), Vec<usize>> = FxHashMap::default();
+        for (i, r) in self.records.iter().enumerate() {
+            if let Some(user) = r.user {
+                sites.entry((r.site, user)).or_default().push(i);
+            }
+        }
+        let mut findings = Vec::new();
+        for ((site, user), recs) in sites {
+            let instances: u64 = recs.iter().map(|&i| self.records[i].instances).sum();
+            if instances < self.settings.min_instances {
+                continue;
+            }
+            let mut by_class = [0u64; 4];
+            let mut histogram = vec![0u64; BUCKETS];
+            let (mut bytes, mut unknown) = (0, 0);
+            for &i in &recs {
+                let r = &self.records[i];
+                (0..4).for_each(|c| by_class[c] += r.by_class[c]);
+                (0..BUCKETS).for_each(|b| histogram[b] += r.histogram[b]);
+                bytes += r.bytes;
+                unknown += r.unknown;
+            }
+            let Some(class) = majority(&by_class) else { continue };
+            // Contexts whose own class differs from another's, each with a real share of the site.
+            let significant: Vec<(usize, usize)> = recs
+                .iter()
+                .filter_map(|&i| {
+                    let r = &self.records[i];
+                    let classified: u64 = r.by_class.iter().sum();
+                    let share = classified >= self.settings.min_instances && classified * 100 >= instances;
+                    share.then(|| majority(&r.by_class).map(|c| (i, c))).flatten()
+                })
+                .collect();
+            let mixed = significant.iter().any(|&(_, c)| c != significant[0].1);
+            let name = if mixed { "mixed" } else { CLASSES[class] };
+            // Short-lived objects are the normal case: reported only when the site is mixed.
+            if name == "short" {
+                continue;
+            }
+            let mut l = Locator::default();
+            l.resolve_type(classes, self.records[recs[0]].class);
+            let type_name = l.type_name(self.records[recs[0]].class);
+            let growing = name == "immortal" && {
+                let last = recs.iter().map(|&i| self.records[i].last_birth).max().unwrap_or(0);
+                let first = recs.iter().map(|&i| self.records[i].first_birth).min().unwrap_or(0);
+                // Born all through the run, not only at start-up.
+                last > first && (last - first) * 2 > self.now.saturating_sub(first)
+            };
+            let message = match name {
+                "mixed" => format!("new {type_name}: objects from this site live for different spans depending on the caller ({} calling contexts differ); split the factory by caller (pretenure the long-lived path)", significant.len()),
+                "immortal" if growing => format!("new {type_name}: {} of {instances} objects live to the end and their number keeps growing: a possible leak", by_class[3]),
+                "immortal" => format!("new {type_name}: {} of {instances} objects live to the end of the run: allocate them once (or pretenure)", by_class[3]),
+                "long" => format!("new {type_name}: most of {instances} objects survive more than {TENURING} young collections before dying: pretenure them"),
+                _ => format!("new {type_name}: most of {instances} objects survive a young collection and die soon after (middle-aged objects are the costliest for a generational collector): shorten their lives or reuse them"),
+            };
+            let hist: Vec<serde_json::Value> = histogram
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(b, &n)| serde_json::json!({"from_bytes": 1u64 << b, "objects": n}))
+                .collect();
+            let mut f = Finding::new("lifetime", bytes as f64, message, loc(user))
+                .evidence("class", name)
+                .evidence("type", type_name)
+                .evidence("instances", instances)
+                .evidence("bytes", bytes)
+                .evidence("short", by_class[0])
+                .evidence("medium", by_class[1])
+                .evidence("long", by_class[2])
+                .evidence("immortal", by_class[3])
+                .evidence("unclassified", unknown)
+                .evidence("young_gen_bytes", self.young)
+                .evidence("collections", self.gcs)
+                .evidence("histogram", hist)
+                .evidence("growing", growing);
+            let jdk = loc(site);
+            if site != user && jdk.file.is_some() {
+                f = f.related(jdk.clone(), format!("allocated inside the JDK, in {}.{}", jdk.class, jdk.method));
+            }
+            if mixed {
+                for &(i, c) in &significant {
+                    let r = &self.records[i];
+                    let path: Vec<String> = self.cct.path(r.node).into_iter().map(|s| loc(s).short()).collect();
+                    let at = self.cct.path(r.node).into_iter().rev().find(|s| loc(*s).file.is_some()).map(&mut loc);
+                    let role = format!("context: {} ({} objects) via {}", CLASSES[c], r.instances, path.join(" → "));
+                    if let Some(at) = at {
+                        f = f.related(at, role);
+                    }
+                }
+            }
+            findings.push(f);
+        }
+        findings.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.location.cmp(&b.location)));
+        findings.truncate(self.settings.max_findings_per_kind);
+        findings
+    }
+}

@@ -1,7 +1,7 @@
 //! The calling-context tree: one node per distinct path of calls (caller's call site, callee),
 //! kept current per thread by the call and return events. Unlike an additive hash of the stack
 //! (ROLP's thread stack state), two paths through the same call sites in a different order are
-//! different nodes.
+//! different nodes. Recursion folds: a call to a method already on the path re-enters its node.
 
 use crate::vm::class::MethodId;
 use crate::vm::tracker::Site;
@@ -23,6 +23,8 @@ pub struct Cct {
     /// Per thread, the path of open frames (innermost last).
     stacks: Vec<Vec<u32>>,
     current: usize,
+    /// How many open frames (of all threads) each method has.
+    on_path: Vec<u32>,
 }
 
 impl Default for Cct {
@@ -32,6 +34,7 @@ impl Default for Cct {
             children: FxHashMap::default(),
             stacks: vec![Vec::new()],
             current: 0,
+            on_path: Vec::new(),
         }
     }
 }
@@ -54,7 +57,26 @@ impl Cct {
     /// discarded without returning are dropped here first).
     #[inline]
     pub fn enter(&mut self, site: Site, callee: MethodId, depth: usize) -> u32 {
-        self.stacks[self.current].truncate(depth.saturating_sub(1));
+        let stack = &mut self.stacks[self.current];
+        for gone in stack.drain(depth.saturating_sub(1).min(stack.len())..) {
+            self.on_path[self.nodes[gone as usize].method as usize] -= 1;
+        }
+        let m = callee as usize;
+        if m >= self.on_path.len() {
+            self.on_path.resize(m + 1, 0);
+        }
+        // Recursion folds onto the callee's frame already on the path, so that the tree stays as
+        // large as the program's distinct non-recursive paths (a recursive fib would otherwise
+        // grow a node per call).
+        if self.on_path[m] > 0 {
+            let stack = &self.stacks[self.current];
+            if let Some(&again) = stack.iter().rev().find(|&&n| self.nodes[n as usize].method == callee) {
+                self.on_path[m] += 1;
+                self.stacks[self.current].push(again);
+                return again;
+            }
+        }
+        self.on_path[m] += 1;
         let parent = self.top();
         let next = self.nodes.len() as u32;
         let node = *self.children.entry((parent, site, callee)).or_insert(next);
@@ -67,7 +89,9 @@ impl Cct {
 
     #[inline]
     pub fn exit(&mut self) {
-        self.stacks[self.current].pop();
+        if let Some(n) = self.stacks[self.current].pop() {
+            self.on_path[self.nodes[n as usize].method as usize] -= 1;
+        }
     }
 
     /// The call sites from the outermost frame down to `node`'s frame, outermost first.
@@ -114,5 +138,22 @@ mod tests {
         t.enter(a, 2, 2);
         t.enter(b, 3, 3);
         assert_eq!(t.enter(c, 4, 4), first, "a path seen before is the same node");
+    }
+
+    #[test]
+    fn recursion_folds_onto_the_frame_on_the_path() {
+        let mut t = Cct::default();
+        let main = t.enter(site(0, 0), 1, 1);
+        let fib = t.enter(site(1, 2), 2, 2);
+        for depth in 3..40 {
+            assert_eq!(t.enter(site(2, (depth % 2) as u32), 2, depth), fib);
+        }
+        assert_eq!(t.nodes.len(), 3, "root, main, fib");
+        for _ in 3..40 {
+            t.exit();
+        }
+        t.exit();
+        assert_eq!(t.top(), main);
+        assert_ne!(t.enter(site(1, 9), 3, 2), fib);
     }
 }

@@ -22,7 +22,8 @@ pub struct Config {
     pub profile_on_save: bool,
     pub analyses: AnalysesConfig,
     pub budgets: Budgets,
-    pub thresholds: ThresholdsConfig,
+    /// The analyses' thresholds (`report::Settings`, camelCase names).
+    pub thresholds: Thresholds,
     /// Code lenses on the top findings of a file (the "Profile" lenses on mains are extra).
     pub max_lenses_per_file: usize,
     /// Show a short note at the end of lines with findings.
@@ -39,7 +40,7 @@ impl Default for Config {
             profile_on_save: true,
             analyses: AnalysesConfig::default(),
             budgets: Budgets::default(),
-            thresholds: ThresholdsConfig::default(),
+            thresholds: Thresholds::default(),
             max_lenses_per_file: 3,
             inlay_hints: false,
         }
@@ -76,37 +77,6 @@ impl Default for Budgets {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ThresholdsConfig {
-    pub context_slots: u32,
-    pub max_chain_hops: usize,
-    pub min_copies: u64,
-    pub min_instances: u64,
-    pub mostly_nath: f64,
-    pub rarely_used: f64,
-    pub imbalance_ratio: f64,
-    pub max_findings_per_kind: usize,
-    pub young_gen_bytes: u64,
-}
-
-impl Default for ThresholdsConfig {
-    fn default() -> Self {
-        let t = Thresholds::default();
-        ThresholdsConfig {
-            context_slots: t.context_slots,
-            max_chain_hops: t.max_chain_hops,
-            min_copies: t.min_copies,
-            min_instances: t.min_instances,
-            mostly_nath: t.mostly_nath,
-            rarely_used: t.rarely_used,
-            imbalance_ratio: t.imbalance_ratio,
-            max_findings_per_kind: t.max_findings_per_kind,
-            young_gen_bytes: t.young_gen_bytes,
-        }
-    }
-}
-
 impl Config {
     /// Reads settings from a JSON value: either the settings object itself or one with a
     /// `bloatlens` member (how clients wrap a section). Invalid values are an error naming them.
@@ -133,18 +103,7 @@ impl Config {
     }
 
     pub fn thresholds(&self) -> Thresholds {
-        let t = &self.thresholds;
-        Thresholds {
-            context_slots: t.context_slots,
-            max_chain_hops: t.max_chain_hops,
-            min_copies: t.min_copies,
-            min_instances: t.min_instances,
-            mostly_nath: t.mostly_nath,
-            rarely_used: t.rarely_used,
-            imbalance_ratio: t.imbalance_ratio,
-            max_findings_per_kind: t.max_findings_per_kind,
-            young_gen_bytes: t.young_gen_bytes,
-        }
+        self.thresholds.clone()
     }
 }
 
@@ -164,5 +123,8 @@ mod tests {
         let err = Config::from_json(&serde_json::json!({"profileOnSave": "yes"})).unwrap_err();
         assert!(err.contains("invalid Bloatlens settings"), "{err}");
         assert_eq!(Config::from_json(&serde_json::Value::Null).unwrap(), Config::default());
+        let t = Config::from_json(&serde_json::json!({"thresholds": {"contextSlots": 0, "min_instances": 3}})).unwrap();
+        assert_eq!((t.thresholds.context_slots, t.thresholds.min_instances), (0, 3), "camelCase and snake_case");
+        assert_eq!(t.thresholds.mostly_nath, Thresholds::default().mostly_nath);
     }
 }

@@ -57,17 +57,22 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
     // Start clean, so that classes of deleted sources do not linger.
     let _ = std::fs::remove_dir_all(&classes);
     let cp = plan.config.class_path.join(":");
-    let sources = std::slice::from_ref(&plan.main_file);
+    let compile_job = javac::Job {
+        sources: std::slice::from_ref(&plan.main_file),
+        source_path: Some(&plan.source_root),
+        class_path: &cp,
+        out: &classes,
+    };
     let compiled = {
         let mut warm = compiler.lock().unwrap_or_else(|e| e.into_inner());
         if warm.is_none() {
             *warm = WarmJavac::start(&javac_path, &cache_dir(&plan.source_root)).ok();
         }
-        match warm.as_mut().map(|w| w.compile(sources, Some(&plan.source_root), &cp, &classes)) {
+        match warm.as_mut().map(|w| w.compile(&compile_job)) {
             Some(Err(javac::CompileError::Io(_))) | None => {
                 // The warm compiler is gone: a javac process does this one, and the next save restarts it.
                 *warm = None;
-                javac::compile(&javac_path, sources, Some(&plan.source_root), &cp, &classes)
+                javac::compile(&javac_path, &compile_job)
             }
             Some(result) => result,
         }

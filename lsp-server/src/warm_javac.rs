@@ -3,9 +3,9 @@
 //! 0.9 s a small program takes on these machines). If it cannot start or dies, compiles fall back
 //! to a `javac` process.
 
-use bloatlens_profiler::javac::{parse_diagnostics, CompileError};
+use bloatlens_profiler::javac::{CompileError, Job};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 const SOURCE: &str = include_str!("../java/BloatlensJavacServer.java");
@@ -66,29 +66,10 @@ impl WarmJavac {
     }
 
     /// The same as `javac::compile`, through the warm compiler.
-    pub fn compile(
-        &mut self,
-        sources: &[PathBuf],
-        source_path: Option<&Path>,
-        class_path: &str,
-        out: &Path,
-    ) -> Result<(), CompileError> {
-        std::fs::create_dir_all(out)?;
-        let mut args: Vec<String> =
-            vec!["-g".into(), "-encoding".into(), "UTF-8".into(), "-d".into(), out.display().to_string()];
-        if let Some(sp) = source_path {
-            args.extend(["-sourcepath".into(), sp.display().to_string()]);
-        }
-        if !class_path.is_empty() {
-            args.extend(["-cp".into(), class_path.to_string()]);
-        }
-        args.extend(sources.iter().map(|s| s.display().to_string()));
-        let (rc, output) = self.run(&args)?;
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(CompileError::Failed { diagnostics: parse_diagnostics(&output), output })
-        }
+    pub fn compile(&mut self, job: &Job) -> Result<(), CompileError> {
+        std::fs::create_dir_all(job.out)?;
+        let (rc, output) = self.run(&job.args())?;
+        Job::outcome(rc == 0, output)
     }
 }
 

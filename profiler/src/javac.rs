@@ -57,31 +57,46 @@ pub fn find_javac(jdk_home: Option<&Path>) -> Result<PathBuf, CompileError> {
     Err(CompileError::NoJavac(tried.join(", ")))
 }
 
-/// Compiles `sources` into `out` with `-g`, against `class_path` (may be empty); javac finds the
-/// other sources they need under `source_path`.
-pub fn compile(
-    javac: &Path,
-    sources: &[PathBuf],
-    source_path: Option<&Path>,
-    class_path: &str,
-    out: &Path,
-) -> Result<(), CompileError> {
-    std::fs::create_dir_all(out)?;
-    let mut cmd = Command::new(javac);
-    cmd.arg("-g").arg("-encoding").arg("UTF-8").arg("-d").arg(out);
-    if let Some(sp) = source_path {
-        cmd.arg("-sourcepath").arg(sp);
+/// What to compile: `sources` into `out` with `-g`, against `class_path` (may be empty); javac
+/// finds the other sources they need under `source_path`.
+pub struct Job<'a> {
+    pub sources: &'a [PathBuf],
+    pub source_path: Option<&'a Path>,
+    pub class_path: &'a str,
+    pub out: &'a Path,
+}
+
+impl Job<'_> {
+    /// javac's arguments for this job (the warm compiler of the language server takes the same).
+    pub fn args(&self) -> Vec<String> {
+        let mut args: Vec<String> =
+            vec!["-g".into(), "-encoding".into(), "UTF-8".into(), "-d".into(), self.out.display().to_string()];
+        if let Some(sp) = self.source_path {
+            args.extend(["-sourcepath".into(), sp.display().to_string()]);
+        }
+        if !self.class_path.is_empty() {
+            args.extend(["-cp".into(), self.class_path.to_string()]);
+        }
+        args.extend(self.sources.iter().map(|s| s.display().to_string()));
+        args
     }
-    if !class_path.is_empty() {
-        cmd.arg("-cp").arg(class_path);
+
+    /// The outcome of a javac run that exited with `success` and printed `output`.
+    pub fn outcome(success: bool, output: String) -> Result<(), CompileError> {
+        if success {
+            Ok(())
+        } else {
+            Err(CompileError::Failed { diagnostics: parse_diagnostics(&output), output })
+        }
     }
-    cmd.args(sources);
-    let output = cmd.output()?;
-    if output.status.success() {
-        return Ok(());
-    }
+}
+
+/// Runs `javac` on the job.
+pub fn compile(javac: &Path, job: &Job) -> Result<(), CompileError> {
+    std::fs::create_dir_all(job.out)?;
+    let output = Command::new(javac).args(job.args()).output()?;
     let text = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
-    Err(CompileError::Failed { diagnostics: parse_diagnostics(&text), output: text })
+    Job::outcome(output.status.success(), text)
 }
 
 /// javac's `File.java:12: error: message` lines, with the caret line's column and the message's

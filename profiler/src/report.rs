@@ -42,26 +42,38 @@ pub struct RunInfo {
 }
 
 /// Thresholds and abstraction sizes; every one is a CLI flag and an editor setting.
+/// Read from editor settings too, where names are camelCase (`contextSlots`): both spellings are
+/// accepted, and a missing field takes its default.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct Settings {
     /// Context slots `c` of 1-object sensitivity (0: context-insensitive).
+    #[serde(alias = "contextSlots")]
     pub context_slots: u32,
     /// Longest copy chain, in hops (heap-to-heap copies).
+    #[serde(alias = "maxChainHops")]
     pub max_chain_hops: usize,
     /// An allocation site needs this many instances to be reported by reference propagation.
+    #[serde(alias = "minInstances")]
     pub min_instances: u64,
     /// Mostly-NATH: at least this fraction of a site's objects never reach the heap.
+    #[serde(alias = "mostlyNath")]
     pub mostly_nath: f64,
     /// Rarely-used: fewer than this fraction of a site's objects are used.
+    #[serde(alias = "rarelyUsed")]
     pub rarely_used: f64,
     /// Write-read imbalance: heap writes over heap reads of a site's references at least this.
+    #[serde(alias = "imbalanceRatio")]
     pub imbalance_ratio: f64,
     /// A copy chain needs this many copies (its path frequency) to be reported.
+    #[serde(alias = "minCopies")]
     pub min_copies: u64,
     /// At most this many findings of each kind.
+    #[serde(alias = "maxFindingsPerKind")]
     pub max_findings_per_kind: usize,
     /// Young generation of the lifetime analysis: the run collects after this many bytes of
     /// allocation (the interval grows with the live heap, as the collector's does).
+    #[serde(alias = "youngGenBytes")]
     pub young_gen_bytes: u64,
 }
 

@@ -236,7 +236,8 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         let javac = javac::find_javac(a.jdk.as_deref())?;
         let mut cp = a.class_path.clone();
         // javac finds the other sources a file needs under its source root.
-        match javac::compile(&javac, &files, Some(&root), &cp, build_dir.path()) {
+        let job = javac::Job { sources: &files, source_path: Some(&root), class_path: &cp, out: build_dir.path() };
+        match javac::compile(&javac, &job) {
             Ok(()) => {}
             Err(javac::CompileError::Failed { output, .. }) => {
                 eprint!("{output}");

@@ -8,8 +8,9 @@
 //!
 //! Classes, by the GCs an object survived (ROLP's unit of time): **short** (died before its first
 //! collection), **medium** (survived 1–15: HotSpot's tenuring threshold), **long** (survived more,
-//! then died), **immortal** (alive at exit after surviving at least one collection); objects born
-//! after the last collection and alive at exit are not classified. A context's class is its
+//! then died), **immortal** (lived to the end: freed only by the final collection, or alive after
+//! it, having survived at least one collection before); objects born after the last collection
+//! and alive after the final one are not classified. A context's class is its
 //! objects' majority; a site whose contexts have different classes (each with at least
 //! `min_instances` classified objects and 1% of the site's) is **mixed**, and the finding names the calling contexts that split it — the
 //! calling-context tree tells apart paths that ROLP's additive stack hash cannot.
@@ -62,6 +63,11 @@ pub struct LifetimeTracker {
     /// Bytes allocated so far (the clock), and collections so far.
     now: u64,
     gcs: u32,
+    /// Deaths seen by the collection in progress, and by the one before: (record, collections
+    /// survived). A collection's deaths are classified when the next one ends, so that those of
+    /// the final collection (objects that lived to the end) are known as such.
+    dying: Vec<(u32, u32)>,
+    previous: Vec<(u32, u32)>,
     pub findings: Vec<Finding>,
 }
 
@@ -76,6 +82,8 @@ impl LifetimeTracker {
             births: Vec::new(),
             now: 0,
             gcs: 0,
+            dying: Vec::new(),
+            previous: Vec::new(),
             findings: Vec::new(),
         }
     }
@@ -84,13 +92,20 @@ impl LifetimeTracker {
         let r = &mut self.records[b.record as usize];
         let lifetime = self.now.saturating_sub(b.time).max(1);
         r.histogram[(63 - lifetime.leading_zeros()) as usize % BUCKETS] += 1;
-        let survived = self.gcs - b.gcs;
-        let class = match survived {
-            0 => 0,
-            1..=TENURING => 1,
-            _ => 2,
-        };
-        r.by_class[class] += 1;
+        self.dying.push((b.record, self.gcs - b.gcs));
+    }
+
+    /// Classifies the deaths of a collection; `last`: it was the final one.
+    fn classify(&mut self, deaths: Vec<(u32, u32)>, last: bool) {
+        for (record, survived) in deaths {
+            let class = match survived {
+                0 => 0,
+                _ if last => 3,
+                1..=TENURING => 1,
+                _ => 2,
+            };
+            self.records[record as usize].by_class[class] += 1;
+        }
     }
 }
 
@@ -147,10 +162,17 @@ impl Tracker for LifetimeTracker {
     }
 
     fn on_gc(&mut self, _: u64, _: u64) {
+        let previous = std::mem::replace(&mut self.previous, std::mem::take(&mut self.dying));
+        self.classify(previous, false);
         self.gcs += 1;
     }
 
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        // The final collection's deaths are objects that lived to the end.
+        let last = std::mem::take(&mut self.previous);
+        self.classify(last, true);
+        let rest = std::mem::take(&mut self.dying);
+        self.classify(rest, true);
         // Censor what is still alive.
         let alive: Vec<Birth> = self.births.iter_mut().filter_map(Option::take).collect();
         for b in alive {

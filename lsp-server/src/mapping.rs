@@ -58,8 +58,9 @@ impl LineIndex {
         LineIndex { text, starts }
     }
 
-    pub fn line_count(&self) -> usize {
-        self.starts.len()
+    /// Byte offset where 0-based `line` starts (the end of the text past the last line).
+    pub fn line_start(&self, line: usize) -> usize {
+        self.starts.get(line).copied().unwrap_or(self.text.len())
     }
 
     /// The text of 0-based line `line`, without its line break.
@@ -155,12 +156,8 @@ pub fn finding_span(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &
     }
     let (_, node) = best?;
     // A node running over several lines is cut at the end of its first line.
-    let line_end = index.line(line).map(|l| index_of_line(index, line) + l.trim_end().len()).unwrap_or(node.end_byte());
+    let line_end = index.line(line).map(|l| index.line_start(line) + l.trim_end().len()).unwrap_or(node.end_byte());
     Some((node.start_byte(), node.end_byte().min(line_end)))
-}
-
-fn index_of_line(index: &LineIndex, line: usize) -> usize {
-    index.offset(Position { line: line as u32, character: 0 }, Encoding::Utf8)
 }
 
 /// The range for a finding: the expression `finding_span` finds, else the line's trimmed text.

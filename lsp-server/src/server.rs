@@ -62,14 +62,13 @@ impl Backend {
 fn chain_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a Mapped, Option<usize>)> {
     let uri: Uri = serde_json::from_value(args.first()?.clone()).ok()?;
     let pos: Position = args.get(1).and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
-    let hops = |m: &Mapped| stops(m);
     // The finding on the cursor's line, else one with a hop there, else the file's first chain.
     let on_line = snap.findings_in(&uri).find(|m| m.range.start.line == pos.line && m.finding.kind == "copy-chain");
     if let Some(m) = on_line {
         return Some((m, Some(0)));
     }
     for m in snap.findings.iter().filter(|m| m.finding.kind == "copy-chain") {
-        if let Some(i) = hops(m).iter().position(|(u, r)| *u == uri && r.start.line == pos.line) {
+        if let Some(i) = stops(m).iter().position(|(u, r)| *u == uri && r.start.line == pos.line) {
             return Some((m, Some(i)));
         }
     }
@@ -239,9 +238,7 @@ impl LanguageServer for Backend {
             .findings_in(&p.text_document.uri)
             .filter(|m| p.range.start.line <= m.range.start.line && m.range.start.line <= p.range.end.line)
             .filter_map(|m| {
-                let line = index.as_ref()?.line(m.range.start.line as usize)?;
                 let end = index.as_ref()?.line_range(m.range.start.line as usize, snap.encoding).end;
-                let _ = line;
                 Some(InlayHint {
                     position: end,
                     label: InlayHintLabel::String(format!("  ⟵ {}", to_proto::lens_title(&m.finding))),

@@ -571,10 +571,7 @@ impl State {
                 (Some(col), Some(text)) => {
                     // javac's caret column counts characters (tabs as one).
                     let byte = text.char_indices().nth(col.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(0);
-                    let start = index.offset(
-                        tower_lsp_server::ls_types::Position { line: line as u32, character: 0 },
-                        Encoding::Utf8,
-                    ) + byte;
+                    let start = index.line_start(line) + byte;
                     let word_end =
                         text[byte..].find(|c: char| !c.is_alphanumeric() && c != '_').map(|n| n.max(1)).unwrap_or(1);
                     index.range(start, start + word_end.min(text.len() - byte), enc)

@@ -18,7 +18,7 @@
 //! §5.1). The paper's printed example (`(355162, 2)` for a 2-hop chain of 177581 two-byte copies)
 //! shows frequency × bytes, the *volume*; we report both, rank by the waste factor, and test both.
 
-use super::objects::{Locator, ObjectTags};
+use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
 use crate::report::{Finding, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
@@ -313,8 +313,7 @@ impl Tracker for CopyTracker {
     }
 
     #[inline(always)]
-    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
-        let _ = site;
+    fn flow_compute(&mut self, _: Site, srcs: &[usize], dst: Option<usize>) {
         for &src in srcs {
             let tag = *self.shadow(src);
             if tag.node != NONE && self.is_heap(tag.node) {
@@ -400,13 +399,12 @@ impl Analysis<'_> {
             return "objects the VM made".into();
         }
         let prod = &self.t.objects.producers[p as usize];
-        locator.resolve_type(self.classes, prod.class);
         let at = self.location(locator, prod.user.unwrap_or(prod.site)).short();
         let ctx = match prod.owner_site {
             Some(o) => format!(" owned by an object from {}", self.location(locator, o).short()),
             None => String::new(),
         };
-        format!("new {} ({at}){ctx}", locator.type_name(prod.class))
+        format!("new {} ({at}){ctx}", type_name(self.classes, prod.class))
     }
 
     /// Node `n`'s name: `Cell.value of new Cell (Main.java:4)`, `elements of new int[] (…)`.

@@ -16,7 +16,7 @@
 //! calling-context tree tells apart paths that ROLP's additive stack hash cannot.
 
 use super::cct::Cct;
-use super::objects::Locator;
+use super::objects::{type_name, Locator};
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
@@ -240,9 +240,7 @@ impl LifetimeTracker {
             if name == "short" {
                 continue;
             }
-            let mut l = Locator::default();
-            l.resolve_type(classes, self.records[recs[0]].class);
-            let type_name = l.type_name(self.records[recs[0]].class);
+            let type_name = type_name(classes, self.records[recs[0]].class);
             let growing = name == "immortal" && {
                 let last = recs.iter().map(|&i| self.records[i].last_birth).max().unwrap_or(0);
                 let first = recs.iter().map(|&i| self.records[i].first_birth).min().unwrap_or(0);

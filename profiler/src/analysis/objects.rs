@@ -93,27 +93,17 @@ impl ObjectTags {
             *p = 0;
         }
     }
-
-    /// Bytes of shadow state per tracked object, for the memory figures.
-    pub fn shadow_bytes(&self) -> usize {
-        self.of_object.capacity() * 4 + self.producers.capacity() * std::mem::size_of::<Producer>()
-    }
 }
 
 /// Sites to source locations, resolved while the VM's tables are still there.
 #[derive(Default)]
 pub struct Locator {
     resolved: FxHashMap<Site, Location>,
-    type_names: FxHashMap<ClassId, String>,
 }
 
 impl Locator {
     pub fn resolve(&mut self, methods: &[Method], classes: &[Class], site: Site) {
         self.resolved.entry(site).or_insert_with(|| locate(methods, classes, site));
-    }
-
-    pub fn resolve_type(&mut self, classes: &[Class], class: ClassId) {
-        self.type_names.entry(class).or_insert_with(|| java_type_name(&classes[class as usize]));
     }
 
     pub fn get(&self, site: Site) -> Location {
@@ -125,10 +115,6 @@ impl Locator {
             descriptor: String::new(),
             bci: 0,
         })
-    }
-
-    pub fn type_name(&self, class: ClassId) -> String {
-        self.type_names.get(&class).cloned().unwrap_or_else(|| "?".into())
     }
 }
 
@@ -152,9 +138,9 @@ pub fn locate(methods: &[Method], classes: &[Class], site: Site) -> Location {
     }
 }
 
-/// `java.lang.String`, `int[]`, `java.util.HashMap$Node[]`.
-fn java_type_name(class: &Class) -> String {
-    let name = &*class.name;
+/// The Java name of a class: `java.lang.String`, `int[]`, `java.util.HashMap$Node[]`.
+pub fn type_name(classes: &[Class], class: ClassId) -> String {
+    let name = &*classes[class as usize].name;
     let dims = name.bytes().take_while(|&b| b == b'[').count();
     if dims == 0 {
         return name.replace('/', ".");

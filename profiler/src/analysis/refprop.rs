@@ -16,7 +16,7 @@
 //! Producers are allocation site × 1-object-sensitive context × the first user frame that reached
 //! a site inside the JDK, so every finding lands on a line the user can change.
 
-use super::objects::{Locator, ObjectTags};
+use super::objects::{type_name, Locator, ObjectTags};
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
@@ -168,11 +168,7 @@ impl RefPropTracker {
             }
             let n = prod.instances;
             let nath = n - st.in_heap.min(n);
-            let type_name = {
-                let mut l = Locator::default();
-                l.resolve_type(classes, prod.class);
-                l.type_name(prod.class)
-            };
+            let type_name = type_name(classes, prod.class);
             let location = loc(user);
             let at_jdk = (prod.site != user).then(|| loc(prod.site));
             let what = format!("new {type_name}");

@@ -68,14 +68,6 @@ impl<T: Copy + Default> ShadowStack<T> {
         std::mem::swap(&mut self.stack, &mut self.parked[thread]);
         self.current = thread;
     }
-
-    pub fn current(&self) -> usize {
-        self.current
-    }
-
-    pub fn bytes(&self) -> usize {
-        (self.stack.capacity() + self.parked.iter().map(Vec::capacity).sum::<usize>()) * std::mem::size_of::<T>()
-    }
 }
 
 /// Shadows of heap locations: per object, one tag per field slot or element, allocated on the

@@ -54,6 +54,24 @@ impl<T: Tracker> Vm<T> {
                 }
             }};
         }
+        // `getfield` at `$at` of slot `$slot` of `$obj` (one-slot value when `$narrow`), result to `$dst`.
+        macro_rules! field_load {
+            ($at:expr, $obj:expr, $slot:expr, $narrow:expr, $dst:expr) => {{
+                let (obj, slot, at) = ($obj as Ref, $slot, $at);
+                if obj != 0 {
+                    if !in_own_constructor(obj) {
+                        tr.flow_use(&cx, at, obj, RefUse::Access);
+                    }
+                    let o = self.heap.get(obj);
+                    let value = match &o.data {
+                        ObjData::Fields(f) => f[slot as usize],
+                        _ => 0,
+                    };
+                    let is_ref = $narrow && cx.classes[o.class as usize].ref_slots.binary_search(&slot).is_ok();
+                    tr.flow_load(&cx, at, HeapLoc::Field { obj, slot }, Value { bits: value, is_ref }, $dst);
+                }
+            }};
+        }
         match op {
             Op::AconstNull | Op::Iconst(_) | Op::Lconst(_) | Op::Fconst(_) | Op::Dconst(_) | Op::LdcRef(_) => {
                 tr.flow_new(sp)
@@ -206,18 +224,7 @@ impl<T: Tracker> Vm<T> {
                 tr.flow_store(&cx, site, HeapLoc::Static { slot }, Value { bits: s[src], is_ref }, bytes, src);
             }
             Op::GetField(slot) | Op::GetField2(slot) => {
-                let obj = s[sp - 1] as Ref;
-                if obj != 0 {
-                    use_obj!(obj, RefUse::Access);
-                    let o = self.heap.get(obj);
-                    let value = match &o.data {
-                        ObjData::Fields(f) => f[slot as usize],
-                        _ => 0,
-                    };
-                    let is_ref =
-                        op == Op::GetField(slot) && cx.classes[o.class as usize].ref_slots.binary_search(&slot).is_ok();
-                    tr.flow_load(&cx, site, HeapLoc::Field { obj, slot }, Value { bits: value, is_ref }, sp - 1);
-                }
+                field_load!(site, s[sp - 1], slot, op == Op::GetField(slot), sp - 1)
             }
             Op::PutField(slot) | Op::PutField2(slot) | Op::PutFieldZ(slot) => {
                 let wide = op == Op::PutField2(slot);
@@ -261,19 +268,7 @@ impl<T: Tracker> Vm<T> {
             Op::IincGoto { local, .. } => compute!(lp + local as usize, [lp + local as usize]),
             Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
                 tr.flow_move(site, lp + local as usize, sp);
-                let obj = s[lp + local as usize] as Ref;
-                if obj != 0 {
-                    let site = next;
-                    use_obj!(obj, RefUse::Access);
-                    let o = self.heap.get(obj);
-                    let value = match &o.data {
-                        ObjData::Fields(f) => f[slot as usize],
-                        _ => 0,
-                    };
-                    let is_ref = matches!(op, Op::LoadGetField { .. })
-                        && cx.classes[o.class as usize].ref_slots.binary_search(&slot).is_ok();
-                    tr.flow_load(&cx, site, HeapLoc::Field { obj, slot }, Value { bits: value, is_ref }, sp);
-                }
+                field_load!(next, s[lp + local as usize], slot, matches!(op, Op::LoadGetField { .. }), sp)
             }
             // Allocations are reported by `on_alloc`; calls by `track_call`; the constant-pool
             // forms are quickened and come back here resolved.

@@ -53,11 +53,12 @@ pub struct AnalysesConfig {
     pub copy: bool,
     pub refprop: bool,
     pub lifetime: bool,
+    pub bottleneck: bool,
 }
 
 impl Default for AnalysesConfig {
     fn default() -> Self {
-        AnalysesConfig { copy: true, refprop: true, lifetime: true }
+        AnalysesConfig { copy: true, refprop: true, lifetime: true, bottleneck: true }
     }
 }
 
@@ -99,7 +100,8 @@ impl Config {
     }
 
     pub fn analyses(&self) -> Analyses {
-        Analyses { copy: self.analyses.copy, refprop: self.analyses.refprop, lifetime: self.analyses.lifetime }
+        let a = &self.analyses;
+        Analyses { copy: a.copy, refprop: a.refprop, lifetime: a.lifetime, bottleneck: a.bottleneck }
     }
 
     pub fn thresholds(&self) -> Thresholds {

@@ -2,10 +2,12 @@
 //! they found becomes a [`Report`]. A run that throws, or that a budget stops, still yields the
 //! report of what ran, marked `partial`.
 
+use crate::analysis::bottleneck::{self, BottleneckTracker};
+use crate::analysis::calltree::CallTree;
 use crate::analysis::copy::CopyTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
-use crate::report::{assign_severities, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
+use crate::report::{assign_severities, Comparison, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
 use crate::vm::{Outcome, VmError};
 
@@ -15,44 +17,51 @@ pub struct Analyses {
     pub copy: bool,
     pub refprop: bool,
     pub lifetime: bool,
+    pub bottleneck: bool,
 }
 
 impl Default for Analyses {
     fn default() -> Self {
-        Analyses { copy: true, refprop: true, lifetime: true }
+        Analyses { copy: true, refprop: true, lifetime: true, bottleneck: true }
     }
 }
 
 impl Analyses {
-    pub const NAMES: [&'static str; 3] = ["copy", "refprop", "lifetime"];
+    pub const NAMES: [&'static str; 4] = ["copy", "refprop", "lifetime", "bottleneck"];
+    const NONE: Analyses = Analyses { copy: false, refprop: false, lifetime: false, bottleneck: false };
 
     /// `copy,refprop` → both on; unknown names are an error naming them.
     pub fn parse(list: &str) -> Result<Analyses, String> {
-        let mut a = Analyses { copy: false, refprop: false, lifetime: false };
+        let mut a = Analyses::NONE;
         for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            match name {
-                "copy" => a.copy = true,
-                "refprop" => a.refprop = true,
-                "lifetime" => a.lifetime = true,
-                "all" => a = Analyses::default(),
-                other => return Err(format!("unknown analysis `{other}` (known: {})", Analyses::NAMES.join(", "))),
+            if name == "all" {
+                a = Analyses::default();
+            } else if !a.set(name, true) {
+                return Err(format!("unknown analysis `{name}` (known: {})", Analyses::NAMES.join(", ")));
             }
         }
         Ok(a)
     }
 
+    /// Turns the analysis `name` on or off; false when there is no such analysis.
+    pub fn set(&mut self, name: &str, on: bool) -> bool {
+        let flag = match name {
+            "copy" => &mut self.copy,
+            "refprop" => &mut self.refprop,
+            "lifetime" => &mut self.lifetime,
+            "bottleneck" => &mut self.bottleneck,
+            _ => return false,
+        };
+        *flag = on;
+        true
+    }
+
+    fn flags(&self) -> [bool; 4] {
+        [self.copy, self.refprop, self.lifetime, self.bottleneck]
+    }
+
     fn names(&self) -> Vec<String> {
-        let mut v = Vec::new();
-        if self.copy {
-            v.push("copy".to_string());
-        }
-        if self.refprop {
-            v.push("refprop".to_string());
-        }
-        if self.lifetime {
-            v.push("lifetime".to_string());
-        }
-        v
+        Analyses::NAMES.iter().zip(self.flags()).filter(|(_, on)| *on).map(|(n, _)| n.to_string()).collect()
     }
 }
 
@@ -74,13 +83,17 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     }
     let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes));
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
-    // value flow (copy or refprop on) and without (lifetimes alone only watch events).
-    let (result, findings, copy_profile) = if a.copy || a.refprop {
+    // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
+    let mut tree = None;
+    let (result, findings, copy_profile) = if a.copy || a.refprop || a.bottleneck {
         let trackers = (
             a.copy.then(|| CopyTracker::new(s.clone())),
-            (a.refprop.then(|| RefPropTracker::new(s.clone())), lifetime),
+            (
+                a.refprop.then(|| RefPropTracker::new(s.clone())),
+                (a.bottleneck.then(|| BottleneckTracker::new(s.clone())), lifetime),
+            ),
         );
-        let (r, (c, (p, l))) = run_with(&run, trackers)?;
+        let (r, (c, (p, (b, l)))) = run_with(&run, trackers)?;
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
@@ -89,6 +102,10 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
         }
         f.extend(p.into_iter().flat_map(|p| p.findings));
         f.extend(l.into_iter().flat_map(|l| l.findings));
+        if let Some(b) = b {
+            f.extend(b.findings);
+            tree = Some(b.tree);
+        }
         (r, f, profile)
     } else if let Some(l) = lifetime {
         let (r, l) = run_with(&run, l)?;
@@ -96,8 +113,32 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     } else {
         (crate::run::run(&run)?, Vec::new(), Vec::new())
     };
-    let report = make_report(config, &result, findings, copy_profile);
+    let mut report = make_report(config, &result, findings, copy_profile);
+    report.call_tree = tree;
     Ok((result, report))
+}
+
+/// Adds to `report` how its call sequences' costs changed since `previous` (an earlier report of
+/// the same program, with its calling-context tree). An error says why they cannot be compared.
+pub fn compare(report: &mut Report, previous: &Report) -> Result<(), String> {
+    let after = report.call_tree.as_ref().ok_or("this run has no calling-context tree (bottleneck analysis off)")?;
+    let before: &CallTree =
+        previous.call_tree.as_ref().ok_or("the previous report has no calling-context tree (bottleneck analysis off)")?;
+    let s = &report.run.settings;
+    let changes = bottleneck::compare(after, before, s);
+    let total = |t: &CallTree| {
+        let mut labels = crate::analysis::calltree::Labels::default();
+        let metric = crate::analysis::calltree::Metric::parse(&s.bottleneck_metric).unwrap_or_default();
+        crate::analysis::calltree::TreeProfile::new(t, metric, &mut labels).total()
+    };
+    report.comparison = Some(Comparison {
+        previous: format!("{} ({} ms)", previous.run.main_class, previous.run.wall_ms),
+        metric: s.bottleneck_metric.clone(),
+        total_before: total(before),
+        total_after: total(after),
+        changes,
+    });
+    Ok(())
 }
 
 fn make_report(
@@ -134,5 +175,7 @@ fn make_report(
         },
         findings,
         copy_profile,
+        call_tree: None,
+        comparison: None,
     }
 }

@@ -17,6 +17,36 @@ pub struct Report {
     /// Copies per method (flat: stores the method itself did; cumulative: with its callees),
     /// hottest first. Empty when copy profiling was off.
     pub copy_profile: Vec<MethodCopies>,
+    /// The calling-context tree with base costs per context (bottleneck analysis on), for
+    /// comparing this run with a later one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_tree: Option<crate::analysis::calltree::CallTree>,
+    /// The call sequences whose cost changed since the run given to `--compare`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+/// This run against an earlier one (`bloatlens profile --compare previous.json`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Comparison {
+    /// The earlier report's program and wall time.
+    pub previous: String,
+    pub metric: String,
+    pub total_before: i64,
+    pub total_after: i64,
+    /// Largest changes first.
+    pub changes: Vec<SequenceChange>,
+}
+
+/// A call sequence (outermost first) whose cum cost changed between two runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SequenceChange {
+    pub calls: Vec<String>,
+    pub before: i64,
+    pub after: i64,
+    /// `after - before` of the cum; `base_change` of the cost along the sequence itself.
+    pub change: i64,
+    pub base_change: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -75,6 +105,27 @@ pub struct Settings {
     /// allocation (the interval grows with the live heap, as the collector's does).
     #[serde(alias = "youngGenBytes")]
     pub young_gen_bytes: u64,
+    /// What bottlenecks measure: `instructions`, `bytes` (allocated) or `copies` (heap to heap).
+    #[serde(alias = "bottleneckMetric")]
+    pub bottleneck_metric: String,
+    /// A bottleneck carries at least this share of the run that no other bottleneck covers.
+    #[serde(alias = "bottleneckMinShare")]
+    pub bottleneck_min_share: f64,
+    /// Zooming's cutoff: an extension carrying this share of a sequence's cost is zoomed through.
+    #[serde(alias = "zoomCutoff")]
+    pub zoom_cutoff: f64,
+    /// Context slots `s` of cost-benefit's receiver chains (`g' = 3·g + allocId(this)`, slot `g mod s`).
+    #[serde(alias = "costSlots")]
+    pub cost_slots: u32,
+    /// Height of the object reference trees n-RAC and n-RAB sum over.
+    #[serde(alias = "treeHeight")]
+    pub tree_height: usize,
+    /// A low-utility structure costs at least this many instructions to build (its n-RAC).
+    #[serde(alias = "lowUtilityMinCost")]
+    pub low_utility_min_cost: u64,
+    /// A low-utility structure's cost is at least this many times its benefit, n-RAC / (n-RAB + 1).
+    #[serde(alias = "lowUtilityRate")]
+    pub low_utility_rate: f64,
 }
 
 impl Default for Settings {
@@ -89,6 +140,13 @@ impl Default for Settings {
             min_copies: 10,
             max_findings_per_kind: 20,
             young_gen_bytes: 1 << 20,
+            bottleneck_metric: "instructions".into(),
+            bottleneck_min_share: 0.05,
+            zoom_cutoff: 0.95,
+            cost_slots: 8,
+            tree_height: 4,
+            low_utility_min_cost: 1000,
+            low_utility_rate: 4.0,
         }
     }
 }
@@ -96,7 +154,7 @@ impl Default for Settings {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`,
-    /// `lifetime`.
+    /// `lifetime`, `low-utility`, `bottleneck`.
     pub kind: String,
     /// `warning`, `info` or `hint`, from the score's rank within its kind.
     pub severity: String,

@@ -116,7 +116,7 @@ impl Tracker for LifetimeTracker {
         self.cct.switch_to(thread);
     }
 
-    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize) {
+    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize, _: Ref) {
         self.cct.enter(site, callee, depth);
     }
 

@@ -8,6 +8,8 @@
 //! - [`refprop`]: reference propagation — NATH, mostly-NATH, never- and rarely-used sites,
 //!   write-read imbalance.
 
+pub mod bottleneck;
+pub mod calltree;
 pub mod cct;
 pub mod copy;
 pub mod lifetime;

@@ -10,7 +10,7 @@
 
 use anyhow::{bail, Context};
 use bloatlens_profiler::javac;
-use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::profile::{compare, profile, Analyses, ProfileConfig};
 use bloatlens_profiler::report::Settings;
 use bloatlens_profiler::run::{run, RunConfig};
 use bloatlens_profiler::text::{render, Sources};
@@ -56,7 +56,7 @@ struct ProfileArgs {
     /// Write the program's own stdout and stderr to this file instead of the terminal.
     #[arg(long)]
     program_output: Option<PathBuf>,
-    /// Analyses to run, comma-separated: copy, refprop, lifetime (or all).
+    /// Analyses to run, comma-separated: copy, refprop, costben, lifetime, bottleneck (or all).
     #[arg(long, default_value = "all")]
     analyses: String,
     /// The main class when the target is a source directory with several mains.
@@ -95,6 +95,31 @@ struct ProfileArgs {
     /// Young generation of the lifetime analysis, in bytes: it collects after this much allocation.
     #[arg(long, default_value_t = Settings::default().young_gen_bytes)]
     young_gen_bytes: u64,
+    /// What bottlenecks measure: instructions, bytes (allocated) or copies (heap to heap).
+    #[arg(long, default_value_t = Settings::default().bottleneck_metric)]
+    bottleneck_metric: String,
+    /// A bottleneck carries at least this share of the run that no other one covers.
+    #[arg(long, default_value_t = Settings::default().bottleneck_min_share)]
+    bottleneck_min_share: f64,
+    /// Zooming's cutoff ratio: an extension with this share of a call sequence's cost is zoomed through.
+    #[arg(long, default_value_t = Settings::default().zoom_cutoff)]
+    zoom_cutoff: f64,
+    /// Context slots of cost-benefit's receiver chains.
+    #[arg(long, default_value_t = Settings::default().cost_slots)]
+    cost_slots: u32,
+    /// Height of the object reference trees that n-RAC and n-RAB sum over.
+    #[arg(long, default_value_t = Settings::default().tree_height)]
+    tree_height: usize,
+    /// A low-utility structure costs at least this many instructions (n-RAC).
+    #[arg(long, default_value_t = Settings::default().low_utility_min_cost)]
+    low_utility_min_cost: u64,
+    /// A low-utility structure's cost is at least this many times its benefit: n-RAC / (n-RAB + 1).
+    #[arg(long, default_value_t = Settings::default().low_utility_rate)]
+    low_utility_rate: f64,
+    /// Compare with an earlier JSON report of the same program: which call sequences got more
+    /// or less expensive.
+    #[arg(long)]
+    compare: Option<PathBuf>,
     #[command(flatten)]
     budgets: Budgets,
     /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
@@ -196,6 +221,18 @@ fn main() -> ExitCode {
 /// Compiles the target if it is source, profiles it, writes the report.
 fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let analyses = Analyses::parse(&a.analyses).map_err(anyhow::Error::msg)?;
+    bloatlens_profiler::analysis::calltree::Metric::parse(&a.bottleneck_metric).map_err(anyhow::Error::msg)?;
+    // Read the earlier report first: a bad path should not cost a run.
+    let previous: Option<bloatlens_profiler::report::Report> = match &a.compare {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            Some(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not a Bloatlens JSON report", path.display()))?,
+            )
+        }
+        None => None,
+    };
     let settings = Settings {
         context_slots: a.context_slots,
         max_chain_hops: a.max_chain_hops,
@@ -206,6 +243,13 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         imbalance_ratio: a.imbalance_ratio,
         max_findings_per_kind: a.max_findings,
         young_gen_bytes: a.young_gen_bytes,
+        bottleneck_metric: a.bottleneck_metric.clone(),
+        bottleneck_min_share: a.bottleneck_min_share,
+        zoom_cutoff: a.zoom_cutoff,
+        cost_slots: a.cost_slots,
+        tree_height: a.tree_height,
+        low_utility_min_cost: a.low_utility_min_cost,
+        low_utility_rate: a.low_utility_rate,
     };
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
@@ -269,7 +313,10 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         analyses,
         settings,
     };
-    let (result, report) = profile(&config)?;
+    let (result, mut report) = profile(&config)?;
+    if let Some(previous) = &previous {
+        compare(&mut report, previous).map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
+    }
     if let Some(path) = &a.program_output {
         let mut bytes = result.stdout.clone();
         bytes.extend_from_slice(&result.stderr);

@@ -13,7 +13,7 @@
 use super::class::{ClassId, MethodId};
 use super::heap::{Heap, ObjData, Ref};
 use super::ops::Op;
-use super::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Site, Value};
+use super::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Sink, Site, Value};
 use super::{JThread, Tracker, Vm};
 use crate::classfile::descriptor::Kind;
 
@@ -37,7 +37,7 @@ impl<T: Tracker> Vm<T> {
         // A branch consumes its operands.
         macro_rules! consume {
             ($($slot:expr),*) => {
-                tr.flow_compute(site, &[$($slot),*], None)
+                tr.flow_consume(site, &[$($slot),*], Sink::Branch)
             };
         }
         // A computation consumes its operands and leaves its result at `at`.
@@ -46,18 +46,24 @@ impl<T: Tracker> Vm<T> {
                 tr.flow_compute(site, &[$($slot),*], Some($at))
             };
         }
+        // The reference in slot `$slot` is dereferenced; a use of its object.
         macro_rules! use_obj {
-            ($obj:expr, $how:expr) => {{
-                let obj = $obj as Ref;
+            ($slot:expr, $how:expr) => {{
+                let slot = $slot;
+                tr.flow_deref(site, slot);
+                let obj = s[slot] as Ref;
                 if obj != 0 && !in_own_constructor(obj) {
                     tr.flow_use(&cx, site, obj, $how);
                 }
             }};
         }
-        // `getfield` at `$at` of slot `$slot` of `$obj` (one-slot value when `$narrow`), result to `$dst`.
+        // `getfield` at `$at` of field slot `$slot` of `$obj`, whose reference is in stack slot
+        // `$base` (one-slot value when `$narrow`), result to `$dst`.
         macro_rules! field_load {
-            ($at:expr, $obj:expr, $slot:expr, $narrow:expr, $dst:expr) => {{
-                let (obj, slot, at) = ($obj as Ref, $slot, $at);
+            ($at:expr, $base:expr, $obj:expr, $slot:expr, $narrow:expr, $dst:expr) => {{
+                let (slot, at) = ($slot, $at);
+                tr.flow_deref(at, $base);
+                let obj = $obj as Ref;
                 if obj != 0 {
                     if !in_own_constructor(obj) {
                         tr.flow_use(&cx, at, obj, RefUse::Access);
@@ -74,7 +80,7 @@ impl<T: Tracker> Vm<T> {
         }
         match op {
             Op::AconstNull | Op::Iconst(_) | Op::Lconst(_) | Op::Fconst(_) | Op::Dconst(_) | Op::LdcRef(_) => {
-                tr.flow_new(sp)
+                tr.flow_const(site, sp)
             }
             Op::Load(n) | Op::Load2(n) => tr.flow_move(site, lp + n as usize, sp),
             Op::Store(n) => tr.flow_move(site, sp - 1, lp + n as usize),
@@ -83,7 +89,7 @@ impl<T: Tracker> Vm<T> {
 
             Op::Iaload | Op::Laload | Op::Faload | Op::Daload | Op::Aaload | Op::Baload | Op::Caload | Op::Saload => {
                 let (array, index) = (s[sp - 2] as Ref, s[sp - 1] as i32);
-                use_obj!(array, RefUse::Access);
+                use_obj!(sp - 2, RefUse::Access);
                 if let Some(value) = heap_element(&self.heap, array, index) {
                     let loc = HeapLoc::Element { array, index: index as u32 };
                     tr.flow_load(&cx, site, loc, Value { bits: value, is_ref: op == Op::Aaload }, sp - 2);
@@ -100,7 +106,7 @@ impl<T: Tracker> Vm<T> {
                 let wide = matches!(op, Op::Lastore | Op::Dastore);
                 let src = sp - if wide { 2 } else { 1 };
                 let (array, index) = (s[src - 2] as Ref, s[src - 1] as i32);
-                use_obj!(array, RefUse::Access);
+                use_obj!(src - 2, RefUse::Access);
                 let in_bounds =
                     array != 0 && self.heap.get(array).data.array_len().is_some_and(|n| (index as u32 as usize) < n);
                 if in_bounds {
@@ -191,8 +197,8 @@ impl<T: Tracker> Vm<T> {
             }
             Op::IfAcmpeq(_) | Op::IfAcmpne(_) => {
                 consume!(sp - 2, sp - 1);
-                use_obj!(s[sp - 2], RefUse::Test);
-                use_obj!(s[sp - 1], RefUse::Test);
+                use_obj!(sp - 2, RefUse::Test);
+                use_obj!(sp - 1, RefUse::Test);
             }
             // A null test does not need the object: not a use.
             Op::IfNull(_) | Op::IfNonNull(_) => consume!(sp - 1),
@@ -224,14 +230,14 @@ impl<T: Tracker> Vm<T> {
                 tr.flow_store(&cx, site, HeapLoc::Static { slot }, Value { bits: s[src], is_ref }, bytes, src);
             }
             Op::GetField(slot) | Op::GetField2(slot) => {
-                field_load!(site, s[sp - 1], slot, op == Op::GetField(slot), sp - 1)
+                field_load!(site, sp - 1, s[sp - 1], slot, op == Op::GetField(slot), sp - 1)
             }
             Op::PutField(slot) | Op::PutField2(slot) | Op::PutFieldZ(slot) => {
                 let wide = op == Op::PutField2(slot);
                 let src = sp - if wide { 2 } else { 1 };
                 let obj = s[src - 1] as Ref;
+                use_obj!(src - 1, RefUse::Access);
                 if obj != 0 {
-                    use_obj!(obj, RefUse::Access);
                     let class = self.heap.get(obj).class;
                     let is_ref =
                         op == Op::PutField(slot) && cx.classes[class as usize].ref_slots.binary_search(&slot).is_ok();
@@ -245,12 +251,12 @@ impl<T: Tracker> Vm<T> {
             }
 
             Op::ArrayLength => {
-                use_obj!(s[sp - 1], RefUse::Access);
-                tr.flow_new(sp - 1);
+                use_obj!(sp - 1, RefUse::Access);
+                tr.flow_const(site, sp - 1);
             }
-            Op::CheckCast(_) => use_obj!(s[sp - 1], RefUse::Test),
+            Op::CheckCast(_) => use_obj!(sp - 1, RefUse::Test),
             Op::InstanceOf(_) => {
-                use_obj!(s[sp - 1], RefUse::Test);
+                use_obj!(sp - 1, RefUse::Test);
                 compute!(sp - 1, [sp - 1]);
             }
             // Superinstructions: the flow of the ops they stand for, at those ops' sites.
@@ -260,15 +266,18 @@ impl<T: Tracker> Vm<T> {
             }
             Op::LoadConst(a, _) => {
                 tr.flow_move(site, lp + a as usize, sp);
-                tr.flow_new(sp + 1);
+                tr.flow_const(next, sp + 1);
             }
             // The branch consumes the loaded copies; their shadows are the locals'.
-            Op::IfCmpLocals { a, b, .. } => tr.flow_compute(after_next, &[lp + a as usize, lp + b as usize], None),
-            Op::IfCmpConst { a, .. } => tr.flow_compute(after_next, &[lp + a as usize], None),
+            Op::IfCmpLocals { a, b, .. } => {
+                tr.flow_consume(after_next, &[lp + a as usize, lp + b as usize], Sink::Branch)
+            }
+            Op::IfCmpConst { a, .. } => tr.flow_consume(after_next, &[lp + a as usize], Sink::Branch),
             Op::IincGoto { local, .. } => compute!(lp + local as usize, [lp + local as usize]),
             Op::LoadGetField { local, slot } | Op::LoadGetField2 { local, slot } => {
                 tr.flow_move(site, lp + local as usize, sp);
-                field_load!(next, s[lp + local as usize], slot, matches!(op, Op::LoadGetField { .. }), sp)
+                let obj = s[lp + local as usize];
+                field_load!(next, sp, obj, slot, matches!(op, Op::LoadGetField { .. }), sp)
             }
             // Allocations are reported by `on_alloc`; calls by `track_call`; the constant-pool
             // forms are quickened and come back here resolved.
@@ -294,6 +303,7 @@ impl<T: Tracker> Vm<T> {
         let caller = &cx.methods[site.method as usize];
         let mut slot = at;
         if !method.is_static() {
+            self.tracker.flow_deref(site, slot);
             let recv = t.stack[slot] as Ref;
             // A constructor call, or a call on `this` from its own constructor, is not a use.
             let own = &*caller.name == "<init>" && t.stack[lp] as Ref == recv;
@@ -328,7 +338,7 @@ impl<T: Tracker> Vm<T> {
             slots.push(slot);
             slot += k.slots();
         }
-        self.tracker.flow_compute(site, &slots, None);
+        self.tracker.flow_consume(site, &slots, Sink::Native);
     }
 }
 

@@ -105,8 +105,12 @@ impl<T: Tracker> Vm<T> {
             None => Site { method: m, pc: 0 },
         };
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
+        let this = if self.methods[m as usize].is_static() { 0 } else { t.stack[locals] as Ref };
+        if T::INSTRUCTIONS {
+            self.tracker.on_instructions(self.instructions);
+        }
         self.tracker.on_thread(self.current);
-        self.tracker.on_call(site, m, t.frames.len());
+        self.tracker.on_call(site, m, t.frames.len(), this);
         Ok(())
     }
 
@@ -122,6 +126,9 @@ impl<T: Tracker> Vm<T> {
         let mut sp = top.sp as usize;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
+        if T::INSTRUCTIONS {
+            self.tracker.on_instructions(self.instructions);
+        }
         self.tracker.on_thread(self.current);
 
         macro_rules! flush_count {
@@ -361,6 +368,9 @@ impl<T: Tracker> Vm<T> {
                             let f = t.frames.last_mut().expect("a frame");
                             f.pc = pc as u32;
                             f.sp = (sp - args) as u32;
+                            if T::INSTRUCTIONS {
+                                flush_count!();
+                            }
                             if let Err(fault) = self.push_frame(t, callee, callee_code, sp - args) {
                                 if monitor != 0 {
                                     self.exit_monitor(t, monitor);
@@ -761,6 +771,10 @@ impl<T: Tracker> Vm<T> {
                                     Op::Lreturn => (t.stack[sp - 2], 2),
                                     _ => (0, 0),
                                 };
+                                if T::INSTRUCTIONS {
+                                    flush_count!();
+                                    self.tracker.on_instructions(self.instructions);
+                                }
                                 self.tracker.on_return(mid);
                                 let done = t.frames.pop().expect("a frame");
                                 if done.monitor != 0 {
@@ -999,6 +1013,9 @@ impl<T: Tracker> Vm<T> {
                     top.sp = stack_base as u32 + 1;
                     reload!();
                     continue 'outer;
+                }
+                if T::INSTRUCTIONS {
+                    self.tracker.on_instructions(self.instructions);
                 }
                 self.tracker.on_return(f.method);
                 if let Some(done) = t.frames.pop() {

@@ -75,6 +75,15 @@ pub enum RefUse {
     Native,
 }
 
+/// What consumes values without producing one (cost-benefit's consumer nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Sink {
+    /// A conditional branch or switch.
+    Branch,
+    /// A native method's arguments.
+    Native,
+}
+
 /// How a reference is passed on without reaching the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RefPass {
@@ -121,7 +130,14 @@ pub trait Tracker: 'static {
     /// Whether the run ends with one more collection, so that objects that died since the last
     /// one are seen dying (`on_free`) rather than censored.
     const FINAL_COLLECTION: bool = false;
+    /// Whether the interpreter reports its instruction count (`on_instructions`) before every
+    /// call, return, thread switch and the end of the run, so a tracker can charge instructions
+    /// to the frame that ran them.
+    const INSTRUCTIONS: bool = false;
 
+    /// `total` instructions have run so far, on all threads (only when `INSTRUCTIONS`).
+    #[inline(always)]
+    fn on_instructions(&mut self, total: u64) {}
     /// An object or array was allocated.
     #[inline(always)]
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {}
@@ -133,10 +149,11 @@ pub trait Tracker: 'static {
     #[inline(always)]
     fn on_thread(&mut self, thread: usize) {}
     /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its
-    /// thread (1 for the outermost). Trackers that keep a stack of their own resynchronise on it:
-    /// frames a fatal error discards end without `on_return`.
+    /// thread (1 for the outermost); `this` is its receiver (0 for a static method). Trackers
+    /// that keep a stack of their own resynchronise on `depth`: frames a fatal error discards
+    /// end without `on_return`.
     #[inline(always)]
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {}
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {}
     /// `callee`'s frame ended (returned or unwound by an exception).
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {}
@@ -158,6 +175,11 @@ pub trait Tracker: 'static {
     /// Slot `dst` now holds a value with no heap origin (a constant, a computed value, a native's result).
     #[inline(always)]
     fn flow_new(&mut self, dst: usize) {}
+    /// The op at `site` put a constant (or an array's length) in slot `dst`. By default a new value.
+    #[inline(always)]
+    fn flow_const(&mut self, site: Site, dst: usize) {
+        self.flow_new(dst)
+    }
     /// The value in slot `src` was copied to slot `dst` (local load/store, `dup`, return).
     #[inline(always)]
     fn flow_move(&mut self, site: Site, src: usize, dst: usize) {}
@@ -169,6 +191,16 @@ pub trait Tracker: 'static {
     /// (`dst` is `None`; a native's result is reported with `flow_new` after it ran).
     #[inline(always)]
     fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {}
+    /// The values in slots `srcs` are consumed by a branch or a native at `site`. By default a
+    /// computation with no result.
+    #[inline(always)]
+    fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
+        self.flow_compute(site, srcs, None)
+    }
+    /// The reference in slot `slot` is dereferenced at `site` (base of a field or element access,
+    /// receiver of a call, operand of a type test or a reference comparison); null included.
+    #[inline(always)]
+    fn flow_deref(&mut self, site: Site, slot: usize) {}
     /// `value` was loaded from `loc` into slot `dst`.
     #[inline(always)]
     fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {}
@@ -194,6 +226,23 @@ impl Tracker for NoTracker {}
 impl<A: Tracker, B: Tracker> Tracker for (A, B) {
     const FLOW: bool = A::FLOW || B::FLOW;
     const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
+    const INSTRUCTIONS: bool = A::INSTRUCTIONS || B::INSTRUCTIONS;
+    fn on_instructions(&mut self, total: u64) {
+        self.0.on_instructions(total);
+        self.1.on_instructions(total);
+    }
+    fn flow_const(&mut self, site: Site, dst: usize) {
+        self.0.flow_const(site, dst);
+        self.1.flow_const(site, dst);
+    }
+    fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
+        self.0.flow_consume(site, srcs, sink);
+        self.1.flow_consume(site, srcs, sink);
+    }
+    fn flow_deref(&mut self, site: Site, slot: usize) {
+        self.0.flow_deref(site, slot);
+        self.1.flow_deref(site, slot);
+    }
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
         self.0.on_alloc(cx, a);
         self.1.on_alloc(cx, a);
@@ -202,9 +251,9 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
         self.0.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
         self.1.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
     }
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {
-        self.0.on_call(site, callee, depth);
-        self.1.on_call(site, callee, depth);
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
+        self.0.on_call(site, callee, depth, this);
+        self.1.on_call(site, callee, depth, this);
     }
     fn on_return(&mut self, callee: MethodId) {
         self.0.on_return(callee);
@@ -268,6 +317,27 @@ impl<A: Tracker, B: Tracker> Tracker for (A, B) {
 impl<T: Tracker> Tracker for Option<T> {
     const FLOW: bool = T::FLOW;
     const FINAL_COLLECTION: bool = T::FINAL_COLLECTION;
+    const INSTRUCTIONS: bool = T::INSTRUCTIONS;
+    fn on_instructions(&mut self, total: u64) {
+        if let Some(t) = self {
+            t.on_instructions(total);
+        }
+    }
+    fn flow_const(&mut self, site: Site, dst: usize) {
+        if let Some(t) = self {
+            t.flow_const(site, dst);
+        }
+    }
+    fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
+        if let Some(t) = self {
+            t.flow_consume(site, srcs, sink);
+        }
+    }
+    fn flow_deref(&mut self, site: Site, slot: usize) {
+        if let Some(t) = self {
+            t.flow_deref(site, slot);
+        }
+    }
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
         if let Some(t) = self {
             t.on_alloc(cx, a);
@@ -283,9 +353,9 @@ impl<T: Tracker> Tracker for Option<T> {
             t.on_thread(thread);
         }
     }
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize) {
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
         if let Some(t) = self {
-            t.on_call(site, callee, depth);
+            t.on_call(site, callee, depth, this);
         }
     }
     fn on_return(&mut self, callee: MethodId) {
@@ -384,7 +454,7 @@ impl Tracker for CountingTracker {
     fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
         self.bulk_copied += len as u64;
     }
-    fn on_call(&mut self, _: Site, _: MethodId, _: usize) {
+    fn on_call(&mut self, _: Site, _: MethodId, _: usize, _: Ref) {
         self.calls += 1;
     }
     fn on_return(&mut self, _: MethodId) {

@@ -1,0 +1,418 @@
+//! Bottlenecks (`seeds/bottlenecks.txt`, DESIGN §4.5): the calling-context tree with base costs
+//! per node — instructions executed in the context's own frames, bytes it allocated, heap-to-heap
+//! copies it made — and the bottleneck call sequences the automatic search of
+//! [`super::calltree`] finds in it, each reported at the innermost frame of the program on its
+//! path (the line a developer can change), with its share of the run and its overlap with the
+//! other bottlenecks.
+//!
+//! The tree the report carries is pruned for size: a context whose cum is below 1/10,000 of the
+//! run in every metric is folded into its parent (its costs too, so totals stay exact). Bridge
+//! methods and the VM's generated classes (lambda proxies, concatenation sites) are folded away.
+
+use super::calltree::{
+    find_bottlenecks, CallNode, CallTree, Comparison, Direction, Found, Labels, Metric, ProfileInterface, Search,
+    Summary, TreeProfile,
+};
+use super::cct::{Cct, ROOT};
+use super::objects::{locate, Locator};
+use super::shadow::ShadowStack;
+use crate::classfile::access;
+use crate::report::{Finding, Location, SequenceChange, Settings};
+use crate::vm::class::{Class, Method, MethodId};
+use crate::vm::heap::Ref;
+use crate::vm::tracker::{Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+
+/// Base costs of one calling context.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    instructions: u64,
+    bytes: u64,
+    copies: u64,
+}
+
+pub struct BottleneckTracker {
+    settings: Settings,
+    cct: Cct,
+    cost: Vec<Cost>,
+    /// The instruction count when costs were last charged.
+    charged: u64,
+    /// Whether a slot holds a value loaded from the heap and not computed on since (so storing
+    /// it is a copy).
+    loaded: ShadowStack<bool>,
+    /// The tree as the report carries it, and the findings.
+    pub tree: CallTree,
+    pub findings: Vec<Finding>,
+    /// Per node of `tree`: the CCT node it stands for (to locate call sites).
+    cct_of: Vec<u32>,
+    user_label: Vec<bool>,
+}
+
+impl BottleneckTracker {
+    pub fn new(settings: Settings) -> Self {
+        BottleneckTracker {
+            settings,
+            cct: Cct::default(),
+            cost: vec![Cost::default()],
+            charged: 0,
+            loaded: ShadowStack::default(),
+            tree: CallTree::default(),
+            findings: Vec::new(),
+            cct_of: Vec::new(),
+            user_label: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn top(&mut self) -> &mut Cost {
+        let n = self.cct.top() as usize;
+        if n >= self.cost.len() {
+            self.cost.resize(n + 1, Cost::default());
+        }
+        &mut self.cost[n]
+    }
+
+    pub fn metric(&self) -> Metric {
+        Metric::parse(&self.settings.bottleneck_metric).unwrap_or_default()
+    }
+
+    fn search(&self) -> Search {
+        Search {
+            cutoff: self.settings.zoom_cutoff,
+            min_share: self.settings.bottleneck_min_share,
+            max: self.settings.max_findings_per_kind,
+        }
+    }
+}
+
+impl Tracker for BottleneckTracker {
+    const FLOW: bool = true;
+    const INSTRUCTIONS: bool = true;
+
+    fn on_instructions(&mut self, total: u64) {
+        let ran = total.saturating_sub(self.charged);
+        self.charged = total;
+        self.top().instructions += ran;
+    }
+
+    fn on_thread(&mut self, thread: usize) {
+        self.cct.switch_to(thread);
+        self.loaded.switch_to(thread);
+    }
+
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, _: Ref) {
+        self.cct.enter(site, callee, depth);
+    }
+
+    fn on_return(&mut self, _: MethodId) {
+        self.cct.exit();
+    }
+
+    fn on_alloc(&mut self, _: &Context, a: &Alloc) {
+        self.top().bytes += a.bytes as u64;
+        self.loaded.set(a.dst, false);
+    }
+
+    fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
+        self.top().copies += len as u64;
+    }
+
+    fn flow_new(&mut self, dst: usize) {
+        self.loaded.set(dst, false);
+    }
+
+    fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
+        self.loaded.copy(src, dst);
+    }
+
+    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+        self.loaded.shuffle(base, from);
+    }
+
+    fn flow_compute(&mut self, _: Site, _: &[usize], dst: Option<usize>) {
+        if let Some(d) = dst {
+            self.loaded.set(d, false);
+        }
+    }
+
+    fn flow_load(&mut self, _: &Context, _: Site, _: HeapLoc, _: Value, dst: usize) {
+        self.loaded.set(dst, true);
+    }
+
+    fn flow_store(&mut self, _: &Context, _: Site, _: HeapLoc, _: Value, _: u8, src: usize) {
+        if self.loaded.get(src) {
+            self.top().copies += 1;
+        }
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.build_tree(methods, classes);
+        self.findings = self.build_findings(methods, classes);
+    }
+}
+
+/// `com.acme.Main.run(I)V`: a method's label in the tree (stable across runs, for comparisons).
+fn label(methods: &[Method], classes: &[Class], m: MethodId) -> String {
+    let method = &methods[m as usize];
+    format!("{}.{}{}", classes[method.class as usize].java_name(), method.name, method.descriptor)
+}
+
+fn is_glue(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+    let method = &methods[m as usize];
+    method.access & access::BRIDGE != 0 || classes[method.class as usize].hidden
+}
+
+fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+    let class = &classes[methods[m as usize].class as usize];
+    class.origin == crate::classpath::Origin::ClassPath && !class.hidden
+}
+
+impl BottleneckTracker {
+    /// The report's tree: glue folded into callers, tiny contexts into their parents.
+    fn build_tree(&mut self, methods: &[Method], classes: &[Class]) {
+        let nodes = &self.cct.nodes;
+        self.cost.resize(nodes.len(), Cost::default());
+        // Cum per CCT node (children come after parents).
+        let mut cum = self.cost.clone();
+        for i in (1..nodes.len()).rev() {
+            let p = nodes[i].parent as usize;
+            cum[p].instructions += cum[i].instructions;
+            cum[p].bytes += cum[i].bytes;
+            cum[p].copies += cum[i].copies;
+        }
+        let total = cum[ROOT as usize];
+        let tiny = |c: &Cost| {
+            c.instructions * 10_000 < total.instructions.max(1)
+                && c.bytes * 10_000 < total.bytes.max(1)
+                && c.copies * 10_000 < total.copies.max(1)
+        };
+        let mut labels = Labels::default();
+        let mut user_label = Vec::new();
+        // CCT node → tree node it is charged to.
+        let mut into = vec![0u32; nodes.len()];
+        let mut tree_nodes =
+            vec![CallNode { parent: 0, method: u32::MAX, instructions: 0, bytes: 0, copies: 0 }];
+        let mut cct_of = vec![ROOT];
+        for i in 1..nodes.len() {
+            let n = nodes[i];
+            let parent = into[n.parent as usize];
+            let fold = tiny(&cum[i]) || is_glue(methods, classes, n.method);
+            let target = if fold {
+                parent
+            } else {
+                let l = labels.intern(&label(methods, classes, n.method));
+                if l as usize >= user_label.len() {
+                    user_label.push(is_user_method(methods, classes, n.method));
+                }
+                tree_nodes.push(CallNode { parent, method: l, instructions: 0, bytes: 0, copies: 0 });
+                cct_of.push(i as u32);
+                tree_nodes.len() as u32 - 1
+            };
+            into[i] = target;
+            let c = self.cost[i];
+            let t = &mut tree_nodes[target as usize];
+            t.instructions += c.instructions;
+            t.bytes += c.bytes;
+            t.copies += c.copies;
+        }
+        let root = self.cost[ROOT as usize];
+        tree_nodes[0].instructions += root.instructions;
+        tree_nodes[0].bytes += root.bytes;
+        tree_nodes[0].copies += root.copies;
+        self.tree = CallTree { methods: labels.names, nodes: tree_nodes };
+        self.cct_of = cct_of;
+        self.user_label = user_label;
+    }
+
+    fn build_findings(&self, methods: &[Method], classes: &[Class]) -> Vec<Finding> {
+        let metric = self.metric();
+        let mut labels = Labels::default();
+        let profile = TreeProfile::new(&self.tree, metric, &mut labels);
+        let total = profile.total();
+        if total <= 0 {
+            return Vec::new();
+        }
+        let user = |l: u32| self.user_label.get(l as usize).copied().unwrap_or(false);
+        let found = find_bottlenecks(&profile, total, &user, self.search());
+        let kept: Vec<Summary> = found.iter().map(|f| f.summary.clone()).collect();
+        let covered = profile.total_cum_of(&kept);
+        let mut locator = Locator::default();
+        found
+            .iter()
+            .filter_map(|f| self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finding(
+        &self,
+        f: &Found,
+        profile: &TreeProfile,
+        labels: &Labels,
+        total: i64,
+        covered: i64,
+        metric: Metric,
+        methods: &[Method],
+        classes: &[Class],
+        locator: &mut Locator,
+    ) -> Option<Finding> {
+        let end = profile.heaviest_final(&f.summary)?;
+        // The tree path from the outermost frame to the sequence's end, as CCT nodes.
+        let mut path = Vec::new();
+        let mut n = end;
+        while n != 0 {
+            path.push(self.cct_of[n as usize]);
+            n = self.tree.nodes[n as usize].parent;
+        }
+        path.reverse();
+        let first = path.len() - f.summary.calls.len();
+        let node = |c: u32| self.cct.nodes[c as usize];
+        // Where a context was called from, seen through folded glue (a lambda proxy calls the
+        // lambda's body: the call site that matters is the proxy's caller's).
+        let call_site = |mut c: u32| {
+            while node(c).parent != ROOT && is_glue(methods, classes, node(node(c).parent).method) {
+                c = node(c).parent;
+            }
+            node(c).site
+        };
+        let mut loc = |site: Site| -> Location {
+            locator.resolve(methods, classes, site);
+            locator.get(site)
+        };
+        // The innermost user frame on the path: where it calls the next frame down, or, when it
+        // is the sequence's last frame, its own first line.
+        let (k, &inner) = path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?;
+        let location = match path.get(k + 1) {
+            Some(&below) => loc(call_site(below)),
+            None => locate(methods, classes, Site { method: node(inner).method, pc: 0 }),
+        };
+        let name = |l: u32| short_name(&labels.names[l as usize]);
+        let calls: Vec<String> = f.summary.calls.iter().map(|&l| name(l)).collect();
+        let share = f.cum as f64 / total as f64;
+        let what = match metric {
+            Metric::Instructions => "instructions",
+            Metric::Bytes => "allocated bytes",
+            Metric::Copies => "heap copies",
+        };
+        let message = format!(
+            "bottleneck: {} costs {:.0}% of the run's {what} ({} of {total}){}",
+            shorten_path(&calls),
+            share * 100.0,
+            f.cum,
+            if f.overlap > 0 {
+                format!("; {:.0}% of it shared with other bottlenecks", f.overlap as f64 * 100.0 / f.cum as f64)
+            } else {
+                String::new()
+            }
+        );
+        let mut finding = Finding::new("bottleneck", f.cum as f64, message, location)
+            .evidence("metric", metric.name())
+            .evidence("cum", f.cum)
+            .evidence("base", f.base)
+            .evidence("total", total)
+            .evidence("share", round3(share))
+            .evidence("base_share", round3(f.base as f64 / total as f64))
+            .evidence("overlap", f.overlap)
+            .evidence("covered_by_all", round3(covered as f64 / total as f64))
+            .evidence("calls", f.summary.calls.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
+            .evidence("suggestion", suggestion(f, methods, classes, &path[first..], |c| node(c).method));
+        for (i, &c) in path[first..].iter().enumerate() {
+            let site = call_site(c);
+            if node(c).parent == ROOT {
+                continue;
+            }
+            let at = loc(site);
+            if at.file.is_some() {
+                finding = finding.related(at, format!("call {} of {}: {}", i + 1, f.summary.calls.len(), calls[i]));
+            }
+        }
+        Some(finding)
+    }
+}
+
+/// What to try, from the shape of the sequence: cost in the program's own frames, or in the
+/// library it calls.
+fn suggestion(
+    f: &Found,
+    methods: &[Method],
+    classes: &[Class],
+    path: &[u32],
+    method_of: impl Fn(u32) -> MethodId,
+) -> String {
+    let in_library = path.last().is_some_and(|&c| !is_user_method(methods, classes, method_of(c)));
+    let along = f.base * 10 >= f.cum * 7;
+    match (in_library, along) {
+        (true, _) => "most of the cost is in the library this path calls: call it less often on this path (cache or hoist the result, batch the calls) or use a cheaper operation".into(),
+        (false, true) => "the cost is in these frames' own code: look for repeated work in the loop (hoist invariant work, cache results)".into(),
+        (false, false) => "the cost is below these frames, spread over their callees: the path itself runs too often; consider a cheaper algorithm or caching at this level".into(),
+    }
+}
+
+/// `java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object;` → `HashMap.get`.
+pub fn short_name(label: &str) -> String {
+    let head = label.split('(').next().unwrap_or(label);
+    let mut parts = head.rsplit('.');
+    let method = parts.next().unwrap_or(head);
+    match parts.next() {
+        Some(class) => format!("{class}.{method}"),
+        None => method.to_string(),
+    }
+}
+
+/// A long path shows its two ends: `a → b → … → y → z`.
+fn shorten_path(calls: &[String]) -> String {
+    if calls.len() <= 5 {
+        return calls.join(" → ");
+    }
+    format!("{} → {} → … → {} → {}", calls[0], calls[1], calls[calls.len() - 2], calls[calls.len() - 1])
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The comparative profile of two runs: the call sequences whose cost changed most, found like
+/// bottlenecks but in the difference of the two trees (searching from the largest changes of
+/// base, extending towards the program's code). `before` is the earlier run's tree.
+pub fn compare(after: &CallTree, before: &CallTree, settings: &Settings) -> Vec<SequenceChange> {
+    let metric = Metric::parse(&settings.bottleneck_metric).unwrap_or_default();
+    let mut labels = Labels::default();
+    let cmp = Comparison {
+        after: TreeProfile::new(after, metric, &mut labels),
+        before: TreeProfile::new(before, metric, &mut labels),
+    };
+    let total_before = cmp.before.total();
+    let total_after = cmp.after.total();
+    let scale = total_before.max(total_after).max(1);
+    let floor = (settings.bottleneck_min_share * scale as f64).max(1.0);
+    let mut seen: Vec<Summary> = Vec::new();
+    let mut out = Vec::new();
+    for (s, delta) in super::calltree::high_base(&cmp).into_iter().take(30) {
+        if (delta.unsigned_abs() as f64) < floor {
+            break;
+        }
+        // Extend towards the callers while one of them carries the change.
+        let z = super::calltree::zoom(&cmp, &s, settings.zoom_cutoff, Direction::Top);
+        if seen.contains(&z.end) {
+            continue;
+        }
+        let overlap = cmp.cum_overlap(&z.end, &seen).unsigned_abs();
+        let cum = cmp.cum_of(&z.end);
+        if overlap * 2 > cum.unsigned_abs() {
+            continue;
+        }
+        let calls: Vec<String> = z.end.calls.iter().map(|&l| labels.names[l as usize].clone()).collect();
+        out.push(SequenceChange {
+            calls,
+            before: cmp.before.cum_of(&z.end),
+            after: cmp.after.cum_of(&z.end),
+            change: cum,
+            base_change: cmp.base_of(&z.end),
+        });
+        seen.push(z.end);
+        if out.len() >= settings.max_findings_per_kind {
+            break;
+        }
+    }
+    out.sort_by(|a, b| b.change.unsigned_abs().cmp(&a.change.unsigned_abs()));
+    out
+}

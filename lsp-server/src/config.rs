@@ -52,13 +52,14 @@ impl Default for Config {
 pub struct AnalysesConfig {
     pub copy: bool,
     pub refprop: bool,
+    pub costben: bool,
     pub lifetime: bool,
     pub bottleneck: bool,
 }
 
 impl Default for AnalysesConfig {
     fn default() -> Self {
-        AnalysesConfig { copy: true, refprop: true, lifetime: true, bottleneck: true }
+        AnalysesConfig { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true }
     }
 }
 
@@ -101,7 +102,13 @@ impl Config {
 
     pub fn analyses(&self) -> Analyses {
         let a = &self.analyses;
-        Analyses { copy: a.copy, refprop: a.refprop, lifetime: a.lifetime, bottleneck: a.bottleneck }
+        Analyses {
+            copy: a.copy,
+            refprop: a.refprop,
+            costben: a.costben,
+            lifetime: a.lifetime,
+            bottleneck: a.bottleneck,
+        }
     }
 
     pub fn thresholds(&self) -> Thresholds {

@@ -5,6 +5,7 @@
 use crate::analysis::bottleneck::{self, BottleneckTracker};
 use crate::analysis::calltree::CallTree;
 use crate::analysis::copy::CopyTracker;
+use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
 use crate::report::{assign_severities, Comparison, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
@@ -16,19 +17,20 @@ use crate::vm::{Outcome, VmError};
 pub struct Analyses {
     pub copy: bool,
     pub refprop: bool,
+    pub costben: bool,
     pub lifetime: bool,
     pub bottleneck: bool,
 }
 
 impl Default for Analyses {
     fn default() -> Self {
-        Analyses { copy: true, refprop: true, lifetime: true, bottleneck: true }
+        Analyses { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true }
     }
 }
 
 impl Analyses {
-    pub const NAMES: [&'static str; 4] = ["copy", "refprop", "lifetime", "bottleneck"];
-    const NONE: Analyses = Analyses { copy: false, refprop: false, lifetime: false, bottleneck: false };
+    pub const NAMES: [&'static str; 5] = ["copy", "refprop", "costben", "lifetime", "bottleneck"];
+    const NONE: Analyses = Analyses { copy: false, refprop: false, costben: false, lifetime: false, bottleneck: false };
 
     /// `copy,refprop` → both on; unknown names are an error naming them.
     pub fn parse(list: &str) -> Result<Analyses, String> {
@@ -48,6 +50,7 @@ impl Analyses {
         let flag = match name {
             "copy" => &mut self.copy,
             "refprop" => &mut self.refprop,
+            "costben" => &mut self.costben,
             "lifetime" => &mut self.lifetime,
             "bottleneck" => &mut self.bottleneck,
             _ => return false,
@@ -56,8 +59,8 @@ impl Analyses {
         true
     }
 
-    fn flags(&self) -> [bool; 4] {
-        [self.copy, self.refprop, self.lifetime, self.bottleneck]
+    fn flags(&self) -> [bool; 5] {
+        [self.copy, self.refprop, self.costben, self.lifetime, self.bottleneck]
     }
 
     fn names(&self) -> Vec<String> {
@@ -84,16 +87,16 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes));
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
-    let mut tree = None;
-    let (result, findings, copy_profile) = if a.copy || a.refprop || a.bottleneck {
+    let (mut tree, mut cost_benefit) = (None, None);
+    let (result, findings, copy_profile) = if a.copy || a.refprop || a.costben || a.bottleneck {
         let trackers = (
-            a.copy.then(|| CopyTracker::new(s.clone())),
+            (a.copy.then(|| CopyTracker::new(s.clone())), a.refprop.then(|| RefPropTracker::new(s.clone()))),
             (
-                a.refprop.then(|| RefPropTracker::new(s.clone())),
+                a.costben.then(|| CostBenefitTracker::new(s.clone())),
                 (a.bottleneck.then(|| BottleneckTracker::new(s.clone())), lifetime),
             ),
         );
-        let (r, (c, (p, (b, l)))) = run_with(&run, trackers)?;
+        let (r, ((c, p), (cb, (b, l)))) = run_with(&run, trackers)?;
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
@@ -102,6 +105,10 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
         }
         f.extend(p.into_iter().flat_map(|p| p.findings));
         f.extend(l.into_iter().flat_map(|l| l.findings));
+        if let Some(cb) = cb {
+            f.extend(cb.findings);
+            cost_benefit = cb.summary;
+        }
         if let Some(b) = b {
             f.extend(b.findings);
             tree = Some(b.tree);
@@ -115,6 +122,7 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     };
     let mut report = make_report(config, &result, findings, copy_profile);
     report.call_tree = tree;
+    report.cost_benefit = cost_benefit;
     Ok((result, report))
 }
 
@@ -122,8 +130,10 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
 /// the same program, with its calling-context tree). An error says why they cannot be compared.
 pub fn compare(report: &mut Report, previous: &Report) -> Result<(), String> {
     let after = report.call_tree.as_ref().ok_or("this run has no calling-context tree (bottleneck analysis off)")?;
-    let before: &CallTree =
-        previous.call_tree.as_ref().ok_or("the previous report has no calling-context tree (bottleneck analysis off)")?;
+    let before: &CallTree = previous
+        .call_tree
+        .as_ref()
+        .ok_or("the previous report has no calling-context tree (bottleneck analysis off)")?;
     let s = &report.run.settings;
     let changes = bottleneck::compare(after, before, s);
     let total = |t: &CallTree| {
@@ -177,5 +187,6 @@ fn make_report(
         copy_profile,
         call_tree: None,
         comparison: None,
+        cost_benefit: None,
     }
 }

@@ -24,6 +24,26 @@ pub struct Report {
     /// The call sequences whose cost changed since the run given to `--compare`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// Cost-benefit's whole-program figures (cost-benefit on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_benefit: Option<CostSummary>,
+}
+
+/// Cost-benefit's whole-program figures.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CostSummary {
+    /// Nodes and edges of G_cost.
+    pub nodes: u64,
+    pub edges: u64,
+    pub instructions: u64,
+    /// Share of executed instructions that produce only dead values.
+    pub ipd: f64,
+    /// Share of executed instructions that only feed branches.
+    pub ipp: f64,
+    /// Share of graph nodes that produce only dead values.
+    pub nld: f64,
+    /// The benefit given to fields whose values reach a branch or a native (the largest RAC).
+    pub large_benefit: f64,
 }
 
 /// This run against an earlier one (`bloatlens profile --compare previous.json`).

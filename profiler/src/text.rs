@@ -80,6 +80,31 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             quote(&mut out, sources, &rel.location, "       ");
         }
     }
+    if let Some(c) = &report.cost_benefit {
+        let _ = writeln!(
+            out,
+            "\ncost-benefit: {:.1}% of instructions produce only dead values (IPD), {:.1}% only feed branches (IPP); {:.1}% of {} graph nodes are dead (NLD)",
+            c.ipd * 100.0,
+            c.ipp * 100.0,
+            c.nld * 100.0,
+            c.nodes
+        );
+    }
+    if let Some(c) = &report.comparison {
+        let _ = writeln!(
+            out,
+            "\nsince {}: {} {} → {} ({:+})",
+            c.previous,
+            c.metric,
+            c.total_before,
+            c.total_after,
+            c.total_after - c.total_before
+        );
+        for ch in c.changes.iter().take(top) {
+            let path: Vec<String> = ch.calls.iter().map(|l| crate::analysis::bottleneck::short_name(l)).collect();
+            let _ = writeln!(out, "  {:>+12}  {} → {}  {}", ch.change, ch.before, ch.after, path.join(" → "));
+        }
+    }
     if !report.copy_profile.is_empty() {
         let _ = writeln!(out, "\ncopies by method (flat / cumulative):");
         for m in report.copy_profile.iter().take(5) {

@@ -48,7 +48,27 @@ fn key_evidence(kind: &str) -> &'static [&'static str] {
         "copy-chain" => &["hops", "frequency", "bytes", "volume", "waste_factor", "consumed"],
         "clone" => &["volume"],
         "lifetime" => &["class", "type", "instances", "short", "medium", "long", "immortal", "growing"],
+        "low-utility" => &["type", "instances", "n_rac", "n_rab"],
+        "bottleneck" => &["path", "percent"],
         _ => &["type", "instances", "nath_objects", "used_objects", "heap_writes", "heap_reads"],
+    }
+}
+
+/// Figures the snapshot shows in a form of its own: a bottleneck's path by short method names,
+/// its share in whole percent.
+fn derived(f: &Finding, key: &str) -> Option<String> {
+    match key {
+        "path" => Some(
+            f.evidence["calls"]
+                .as_array()?
+                .iter()
+                .filter_map(|c| c.as_str())
+                .map(bloatlens_profiler::analysis::bottleneck::short_name)
+                .collect::<Vec<_>>()
+                .join(">"),
+        ),
+        "percent" => Some(format!("{:.0}", f.evidence["share"].as_f64()? * 100.0)),
+        _ => None,
     }
 }
 
@@ -59,7 +79,10 @@ fn snapshot(report: &Report) -> String {
         .map(|f| {
             let figures: Vec<String> = key_evidence(&f.kind)
                 .iter()
-                .filter_map(|k| f.evidence.get(*k).map(|v| format!("{k}={}", v.to_string().trim_matches('"'))))
+                .filter_map(|k| derived(f, k).or_else(|| f.evidence.get(*k).map(|v| v.to_string())))
+                .map(|v| v.trim_matches('"').to_string())
+                .zip(key_evidence(&f.kind))
+                .map(|(v, k)| format!("{k}={v}"))
                 .collect();
             format!(
                 "{} {}:{} {} | {}",
@@ -183,6 +206,53 @@ fn rolp_mixed_contexts() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The figures of one field of a low-utility finding: (RAC, RAB).
+fn field_figures(f: &Finding, field: &str) -> Result<(f64, f64), Failed> {
+    let fields = f.evidence["fields"].as_array().ok_or("fields")?;
+    let row = fields.iter().find(|r| r["field"] == field).ok_or_else(|| format!("no {field} in {fields:?}"))?;
+    Ok((row["rac"].as_f64().ok_or("rac")?, row["rab"].as_f64().ok_or("rab")?))
+}
+
+/// Abstract dynamic slicing §4, Fig. 11, in Java. Our unit of cost is one bytecode instruction
+/// (the paper's is one statement), so the loop that computes `t` costs 7 per iteration (iload s,
+/// iload i, iconst_3, imul, iadd, istore s, iinc) plus 6 around it: RAC(A.t) = 7006 where the paper
+/// counts 4 statements per iteration plus 5 (4005). The other figures are the paper's exactly:
+/// RAB(A.t) = 2 (the getfield and the parameter's load before it is stored again), and the
+/// list's array elements cost 2 and are never read (RAC 2, RAB 0).
+fn figure_11_costs() -> Result<(), Failed> {
+    let all = Settings { low_utility_min_cost: 1, low_utility_rate: 0.0, ..Settings::default() };
+    let report = profile_fixture_with("computed_field_read_once", all)?;
+    let a = find(&report, "low-utility", |f| f.evidence["type"] == "Main$A")?;
+    assert_eq!(field_figures(a, "Main$A.t")?, (7006.0, 2.0));
+    let elements = find(&report, "low-utility", |f| f.evidence["type"] == "int[]" && f.location.line == Some(8))?;
+    assert_eq!(field_figures(elements, "int[]")?, (2.0, 0.0));
+    let list = find(&report, "low-utility", |f| f.evidence["type"] == "Main$IntList")?;
+    let own: f64 = ["Main$IntList.count", "Main$IntList.elems"]
+        .iter()
+        .map(|n| field_figures(list, n).map(|(c, _)| c))
+        .sum::<Result<f64, Failed>>()?;
+    assert_eq!(list.evidence["n_rac"].as_f64(), Some(own + 2.0), "the tree reaches the array's elements");
+    // With the default thresholds only A is reported: the list is cheap however useless.
+    let report = profile_fixture("computed_field_read_once")?;
+    let low: Vec<&Finding> = report.findings.iter().filter(|f| f.kind == "low-utility").collect();
+    assert_eq!(low.len(), 1, "{low:#?}");
+    assert_eq!(low[0].location.line, Some(25));
+    Ok(())
+}
+
+/// Bottlenecks §3.1: a security check repeated on every call of a hot path. The search names the
+/// call sequence through the check, at the call in `handle`, with almost all of the run.
+fn repeated_check_bottleneck() -> Result<(), Failed> {
+    let report = profile_fixture("repeated_security_check")?;
+    let b = find(&report, "bottleneck", |_| true)?;
+    let calls: Vec<&str> = b.evidence["calls"].as_array().ok_or("calls")?.iter().filter_map(|c| c.as_str()).collect();
+    assert!(calls.iter().any(|c| c.starts_with("Main.checkPermission(")), "{calls:?}");
+    assert_eq!(b.location.line, Some(19), "the check's call in handle");
+    assert!(b.evidence["share"].as_f64().ok_or("share")? > 0.9);
+    assert!(b.related.iter().any(|r| r.role.contains("Main.checkPermission")), "{:?}", b.related);
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut names: Vec<String> = std::fs::read_dir(fixtures())
@@ -198,5 +268,7 @@ fn main() {
     trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
     trials.push(Trial::test("paper/context_sensitivity", context_sensitivity));
     trials.push(Trial::test("paper/rolp_mixed_contexts", rolp_mixed_contexts));
+    trials.push(Trial::test("paper/figure_11_costs", figure_11_costs));
+    trials.push(Trial::test("paper/repeated_check_bottleneck", repeated_check_bottleneck));
     libtest_mimic::run(&args, trials).exit();
 }

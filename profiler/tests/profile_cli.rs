@@ -151,3 +151,87 @@ fn a_compiled_program_is_profiled_by_class_name() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("| static Pair pair(int i)"));
 }
+
+const HOT: &str = r#"
+public class Hot {
+    static int check(String who) {
+        int h = 0;
+        for (int k = 0; k < ROUNDS; k++) h += who.hashCode() % 7;
+        return h;
+    }
+    static int serve(int i) { return check("user" + (i % 3)) + i; }
+    static final int ROUNDS = 20;
+    public static void main(String[] args) {
+        long s = 0;
+        for (int i = 0; i < 300; i++) s += serve(i);
+        System.out.println(s);
+    }
+}
+"#;
+
+#[test]
+fn compare_names_the_call_sequence_that_got_more_expensive() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Hot.java", HOT);
+    let before = dir.path().join("before.json");
+    let o = bloatlens(&[
+        "profile",
+        "--analyses",
+        "bottleneck",
+        "--format",
+        "json",
+        "--output",
+        before.to_str().unwrap(),
+        &src,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json_report(&before);
+    assert!(r["call_tree"]["nodes"].as_array().unwrap().len() > 3, "the report carries the tree");
+    let b = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "bottleneck").expect("a bottleneck");
+    assert!(b["evidence"]["calls"].to_string().contains("Hot.check"), "{b}");
+    assert_eq!(b["location"]["line"], 5, "the innermost frame of the program: the hashCode call in check");
+
+    // The check now loops five times as long.
+    write(dir.path(), "Hot.java", &HOT.replace("ROUNDS = 20", "ROUNDS = 100"));
+    let after = dir.path().join("after.json");
+    let o = bloatlens(&[
+        "profile",
+        "--analyses",
+        "bottleneck",
+        "--format",
+        "json",
+        "--output",
+        after.to_str().unwrap(),
+        "--compare",
+        before.to_str().unwrap(),
+        &src,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c = &json_report(&after)["comparison"];
+    assert!(c["total_after"].as_i64().unwrap() > c["total_before"].as_i64().unwrap());
+    let first = &c["changes"][0];
+    assert!(first["calls"].to_string().contains("Hot.check"), "{c}");
+    assert!(first["change"].as_i64().unwrap() > 0);
+    assert_eq!(first["change"].as_i64().unwrap(), first["after"].as_i64().unwrap() - first["before"].as_i64().unwrap());
+
+    // A file that is not a report is named; the run does not start.
+    let junk = write(dir.path(), "junk.json", "{}");
+    let o = bloatlens(&["profile", "--compare", &junk, &src]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not a Bloatlens JSON report"));
+    assert!(o.stdout.is_empty(), "the program did not run");
+}
+
+#[test]
+fn all_five_analyses_report_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Hot.java", HOT);
+    let out = dir.path().join("r.json");
+    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json_report(&out);
+    assert_eq!(r["run"]["analyses"], serde_json::json!(["copy", "refprop", "costben", "lifetime", "bottleneck"]));
+    let cb = &r["cost_benefit"];
+    assert!(cb["nodes"].as_u64().unwrap() > 0 && cb["ipd"].as_f64().unwrap() < 1.0, "{cb}");
+    assert!(kinds(&r).contains(&"bottleneck".to_string()));
+}

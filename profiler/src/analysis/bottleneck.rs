@@ -5,7 +5,9 @@
 //! path (the line a developer can change), with its share of the run and its overlap with the
 //! other bottlenecks.
 //!
-//! The tree the report carries is pruned for size: a context whose cum is below 1/10,000 of the
+//! The JVM's start-up and shutdown — outermost contexts with no method of the program below
+//! them — are left out: shares are of the program's own run. The tree the report carries is
+//! pruned for size: a context whose cum is below 1/10,000 of the
 //! run in every metric is folded into its parent (its costs too, so totals stay exact). Bridge
 //! methods and the VM's generated classes (lambda proxies, concatenation sites) are folded away.
 
@@ -172,14 +174,27 @@ impl BottleneckTracker {
         let nodes = &self.cct.nodes;
         self.cost.resize(nodes.len(), Cost::default());
         // Cum per CCT node (children come after parents).
+        // The JVM's start-up and shutdown (outermost frames with no frame of the program below
+        // them) are not the program's cost: left out.
+        let mut has_user: Vec<bool> =
+            nodes.iter().map(|n| n.method != MethodId::MAX && is_user_method(methods, classes, n.method)).collect();
         let mut cum = self.cost.clone();
         for i in (1..nodes.len()).rev() {
             let p = nodes[i].parent as usize;
+            has_user[p] |= has_user[i];
+            if nodes[i].parent == ROOT && !has_user[i] {
+                continue;
+            }
             cum[p].instructions += cum[i].instructions;
             cum[p].bytes += cum[i].bytes;
             cum[p].copies += cum[i].copies;
         }
-        let total = cum[ROOT as usize];
+        let mut dropped = vec![false; nodes.len()];
+        let total = Cost {
+            instructions: cum[ROOT as usize].instructions - self.cost[ROOT as usize].instructions,
+            bytes: cum[ROOT as usize].bytes - self.cost[ROOT as usize].bytes,
+            copies: cum[ROOT as usize].copies - self.cost[ROOT as usize].copies,
+        };
         let tiny = |c: &Cost| {
             c.instructions * 10_000 < total.instructions.max(1)
                 && c.bytes * 10_000 < total.bytes.max(1)
@@ -189,11 +204,14 @@ impl BottleneckTracker {
         let mut user_label = Vec::new();
         // CCT node → tree node it is charged to.
         let mut into = vec![0u32; nodes.len()];
-        let mut tree_nodes =
-            vec![CallNode { parent: 0, method: u32::MAX, instructions: 0, bytes: 0, copies: 0 }];
+        let mut tree_nodes = vec![CallNode { parent: 0, method: u32::MAX, instructions: 0, bytes: 0, copies: 0 }];
         let mut cct_of = vec![ROOT];
         for i in 1..nodes.len() {
             let n = nodes[i];
+            dropped[i] = dropped[n.parent as usize] || (n.parent == ROOT && !has_user[i]);
+            if dropped[i] {
+                continue;
+            }
             let parent = into[n.parent as usize];
             let fold = tiny(&cum[i]) || is_glue(methods, classes, n.method);
             let target = if fold {
@@ -214,10 +232,6 @@ impl BottleneckTracker {
             t.bytes += c.bytes;
             t.copies += c.copies;
         }
-        let root = self.cost[ROOT as usize];
-        tree_nodes[0].instructions += root.instructions;
-        tree_nodes[0].bytes += root.bytes;
-        tree_nodes[0].copies += root.copies;
         self.tree = CallTree { methods: labels.names, nodes: tree_nodes };
         self.cct_of = cct_of;
         self.user_label = user_label;
@@ -232,7 +246,11 @@ impl BottleneckTracker {
             return Vec::new();
         }
         let user = |l: u32| self.user_label.get(l as usize).copied().unwrap_or(false);
-        let found = find_bottlenecks(&profile, total, &user, self.search());
+        let mut found = find_bottlenecks(&profile, total, &user, self.search());
+        // The entry point alone (`main` costs everything) says nothing a developer can act on.
+        found.retain(|f| {
+            f.summary.calls.len() > 1 || profile.roots(&f.summary).iter().any(|&r| !profile.is_outermost(r))
+        });
         let kept: Vec<Summary> = found.iter().map(|f| f.summary.clone()).collect();
         let covered = profile.total_cum_of(&kept);
         let mut locator = Locator::default();
@@ -278,12 +296,20 @@ impl BottleneckTracker {
             locator.resolve(methods, classes, site);
             locator.get(site)
         };
-        // The innermost user frame on the path: where it calls the next frame down, or, when it
-        // is the sequence's last frame, its own first line.
-        let (k, &inner) = path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?;
+        // The innermost user frame on the path: where it calls the next frame down; when it is
+        // the sequence's last frame, where its user caller calls it (else its own first line).
+        let (k, &inner) =
+            path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?;
         let location = match path.get(k + 1) {
             Some(&below) => loc(call_site(below)),
-            None => locate(methods, classes, Site { method: node(inner).method, pc: 0 }),
+            None => {
+                let site = call_site(inner);
+                if node(inner).parent != ROOT && is_user_method(methods, classes, site.method) {
+                    loc(site)
+                } else {
+                    locate(methods, classes, Site { method: node(inner).method, pc: 0 })
+                }
+            }
         };
         let name = |l: u32| short_name(&labels.names[l as usize]);
         let calls: Vec<String> = f.summary.calls.iter().map(|&l| name(l)).collect();
@@ -413,6 +439,6 @@ pub fn compare(after: &CallTree, before: &CallTree, settings: &Settings) -> Vec<
             break;
         }
     }
-    out.sort_by(|a, b| b.change.unsigned_abs().cmp(&a.change.unsigned_abs()));
+    out.sort_by_key(|c| std::cmp::Reverse(c.change.unsigned_abs()));
     out
 }

@@ -257,6 +257,11 @@ impl TreeProfile {
         out
     }
 
+    /// Whether `n` is an outermost frame (a child of the synthetic root).
+    pub fn is_outermost(&self, n: u32) -> bool {
+        n != 0 && self.parent[n as usize] == 0
+    }
+
     /// The labels of the path from the outermost frame down to `n`.
     pub fn path_to(&self, mut n: u32) -> Vec<Label> {
         let mut calls = Vec::new();
@@ -418,7 +423,8 @@ pub fn high_base<P: ProfileInterface + ?Sized>(p: &P) -> Vec<(Summary, i64)> {
 }
 
 fn ranked<P: ProfileInterface + ?Sized>(p: &P, key: impl Fn(&Summary) -> i64) -> Vec<(Summary, i64)> {
-    let mut v: Vec<(Summary, i64)> = p.initial_summaries().into_iter().map(|s| (key(&s), s)).map(|(k, s)| (s, k)).collect();
+    let mut v: Vec<(Summary, i64)> =
+        p.initial_summaries().into_iter().map(|s| (key(&s), s)).map(|(k, s)| (s, k)).collect();
     v.sort_by(|a, b| b.1.unsigned_abs().cmp(&a.1.unsigned_abs()).then(a.0.cmp(&b.0)));
     v
 }
@@ -495,12 +501,31 @@ pub fn find_bottlenecks<P: ProfileInterface + ?Sized>(
             }
         }
     }
-    kept.iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let others: Vec<Summary> =
-                kept.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, o)| o.clone()).collect();
-            Found { summary: s.clone(), base: p.base_of(s), cum: p.cum_of(s), overlap: p.cum_overlap(s, &others) }
+    // One kept early may be covered by later ones (a top-down sequence around it): drop, smallest
+    // first, those whose cost the others cover almost entirely.
+    let others = |kept: &[Summary], i: usize| -> Vec<Summary> {
+        kept.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, o)| o.clone()).collect()
+    };
+    loop {
+        let covered = (0..kept.len())
+            .filter(|&i| p.cum_overlap(&kept[i], &others(&kept, i)) as f64 >= 0.9 * p.cum_of(&kept[i]) as f64)
+            .min_by_key(|&i| p.cum_of(&kept[i]));
+        match covered {
+            Some(i) => {
+                kept.remove(i);
+            }
+            None => break,
+        }
+    }
+    (0..kept.len())
+        .map(|i| {
+            let s = &kept[i];
+            Found {
+                summary: s.clone(),
+                base: p.base_of(s),
+                cum: p.cum_of(s),
+                overlap: p.cum_overlap(s, &others(&kept, i)),
+            }
         })
         .collect()
 }
@@ -653,7 +678,8 @@ mod tests {
         let mut l = Labels::default();
         let p = TreeProfile::new(&t, Metric::Instructions, &mut l);
         let user: FxHashSet<Label> = ["main", "handle", "report", "log"].iter().map(|n| l.get(n).unwrap()).collect();
-        let found = find_bottlenecks(&p, p.total(), &|x| user.contains(&x), Search { cutoff: 0.95, min_share: 0.05, max: 10 });
+        let found =
+            find_bottlenecks(&p, p.total(), &|x| user.contains(&x), Search { cutoff: 0.95, min_share: 0.05, max: 10 });
         let calls: Vec<Summary> = found.iter().map(|f| f.summary.clone()).collect();
         assert_eq!(calls[0], seq(&l, "main handle check getStack"), "{found:?}");
         assert_eq!(calls[1], seq(&l, "main report format"));

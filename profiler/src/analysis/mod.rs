@@ -12,6 +12,7 @@ pub mod bottleneck;
 pub mod calltree;
 pub mod cct;
 pub mod copy;
+pub mod costben;
 pub mod lifetime;
 pub mod objects;
 pub mod refprop;

@@ -129,9 +129,10 @@ impl<T: Copy + Default + PartialEq> ShadowHeap<T> {
             Some(tags) if i < tags.len() => tags[i] = tag,
             _ if tag == T::default() => {}
             _ => {
-                // Grown to the slot written; a later store beyond it grows it again.
+                // Grown past the slot written, geometrically: an array filled front to back
+                // reallocates its shadow a logarithmic number of times, not once per element.
                 let mut tags = entry.take().map(Vec::from).unwrap_or_default();
-                tags.resize(i + 1, T::default());
+                tags.resize((i + 1).max(tags.len() * 2), T::default());
                 tags[i] = tag;
                 *entry = Some(tags.into_boxed_slice());
             }

@@ -32,7 +32,7 @@ enum Command {
     /// Run a Java program under the Bloatlens VM, as `java -cp <classpath> <MainClass>` would.
     Run(RunArgs),
     /// Profile a Java program for bloat and print the findings.
-    Profile(ProfileArgs),
+    Profile(Box<ProfileArgs>),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -185,7 +185,7 @@ fn main() -> ExitCode {
     });
     let cli = Cli::parse_from(argv);
     match cli.command {
-        Command::Profile(a) => match profile_command(a) {
+        Command::Profile(a) => match profile_command(*a) {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("bloatlens: error: {e:#}");

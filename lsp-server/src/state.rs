@@ -433,7 +433,19 @@ impl State {
                 if report.run.outcome == "cancelled" {
                     return;
                 }
-                let report: Arc<Report> = Arc::from(report);
+                let mut report = *report;
+                // "Since the last save": how the bottlenecks' call paths changed since the last
+                // complete profile of the same program.
+                if let Some(previous) = &self.snap.report {
+                    let comparable = previous.run.main_class == report.run.main_class
+                        && previous.run.args == report.run.args
+                        && !previous.run.partial
+                        && !report.run.partial;
+                    if comparable {
+                        let _ = bloatlens_profiler::profile::compare(&mut report, previous);
+                    }
+                }
+                let report: Arc<Report> = Arc::new(report);
                 self.snap.status = Status::Done {
                     main_class: plan.main_class.clone(),
                     findings: report.findings.len(),

@@ -65,8 +65,32 @@ pub fn lens_title(f: &Finding) -> String {
             f.evidence.get("class").and_then(|c| c.as_str()).unwrap_or("?"),
             n("instances")
         ),
+        "low-utility" => format!(
+            "low utility · costs {} · used {}",
+            n("n_rac"),
+            f.evidence.get("n_rab").and_then(|v| v.as_f64()).unwrap_or(0.0)
+        ),
+        "bottleneck" => {
+            let share = f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0);
+            let metric = f.evidence.get("metric").and_then(|v| v.as_str()).unwrap_or("instructions");
+            format!("bottleneck · {:.0}% of {metric}{}", share * 100.0, change(f).unwrap_or_default())
+        }
         other => other.to_string(),
     }
+}
+
+/// ` · ▲ 35% since the last run` when the run was compared with an earlier one.
+fn change(f: &Finding) -> Option<String> {
+    let before = f.evidence.get("cum_before")?.as_i64()?;
+    let delta = f.evidence.get("cum_change")?.as_i64()?;
+    if before <= 0 {
+        return Some(" · new since the last run".into());
+    }
+    let pct = delta as f64 * 100.0 / before as f64;
+    if pct.abs() < 1.0 {
+        return None;
+    }
+    Some(format!(" · {} {:.0}% since the last run", if pct > 0.0 { "▲" } else { "▼" }, pct.abs()))
 }
 
 pub fn bytes(b: u64) -> String {
@@ -86,7 +110,7 @@ pub fn hover_markdown(m: &Mapped) -> String {
     }
     md.push_str("| figure | value |\n|---|---|\n");
     for (k, v) in &f.evidence {
-        if k == "path" || k == "histogram" {
+        if matches!(k.as_str(), "path" | "histogram" | "calls" | "fields") {
             continue;
         }
         let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
@@ -100,6 +124,17 @@ pub fn hover_markdown(m: &Mapped) -> String {
             md.push('\n');
         }
         md.push_str("```\n");
+    }
+    if let Some(fields) = f.evidence.get("fields").and_then(|v| v.as_array()) {
+        md.push_str("\n| field | cost (RAC) | benefit (RAB) |\n|---|---|---|\n");
+        for row in fields.iter().take(8) {
+            md.push_str(&format!("| {} | {} | {} |\n", row["field"].as_str().unwrap_or("?"), row["rac"], row["rab"]));
+        }
+    }
+    if let Some(calls) = f.evidence.get("calls").and_then(|v| v.as_array()) {
+        let names: Vec<String> =
+            calls.iter().filter_map(|c| c.as_str()).map(bloatlens_profiler::analysis::bottleneck::short_name).collect();
+        md.push_str(&format!("\nCall path: `{}`\n", names.join(" → ")));
     }
     if !m.related.is_empty() {
         md.push_str("\n| where | what |\n|---|---|\n");
@@ -121,6 +156,8 @@ fn advice(kind: &str) -> &'static str {
         "rarely-used" => "Most of these objects are never used: create them on demand.",
         "write-read-imbalance" => "References are stored far more often than read back: drop the store nobody reads, or the structure it fills.",
         "lifetime" => "Short: reuse or hoist if hot. Medium: the costliest for a generational GC; shorten or extend. Long: pretenure. Immortal and growing: a possible leak. Mixed: split the factory by caller.",
+        "low-utility" => "The fields of this structure cost far more to compute than their values are used for: compute them lazily, store less, or pass the values on directly.",
+        "bottleneck" => "This call path carries much of the run's cost: call it less often (cache or hoist its result, specialise the hot path) or make what it calls cheaper.",
         _ => "",
     }
 }

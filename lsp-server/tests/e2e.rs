@@ -343,3 +343,40 @@ fn a_save_seen_by_both_the_editor_and_the_watcher_profiles_once() {
     std::thread::sleep(std::time::Duration::from_millis(800));
     ed.finish();
 }
+
+#[test]
+fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
+    let src = fixture("repeated_security_check");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    ed.notification("window/logMessage");
+    let b = diags.iter().find(|d| d["code"] == "bottleneck").expect("the bottleneck");
+    let line = line_of(&src, "if (!checkPermission(");
+    assert_eq!(b["range"]["start"]["line"], line, "at the check's call in handle");
+    let lens_titles = |ed: &mut Editor| -> Vec<String> {
+        let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+        let lenses = ed.response(id);
+        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect()
+    };
+    let titles = lens_titles(&mut ed);
+    let first = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
+    assert!(first.contains("% of instructions") && !first.contains("since"), "{first}");
+    let id = ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": b["range"]["start"]}));
+    let md = ed.response(id)["contents"]["value"].as_str().unwrap().to_string();
+    assert!(md.contains("Call path: `Main.main → Main.handle → Main.checkPermission"), "{md}");
+
+    // Half as many requests again: the path through the check costs about 50% more.
+    let more = src.replace("r < 2000", "r < 3000");
+    std::fs::write(ed.root.join("Main.java"), &more).unwrap();
+    ed.save(&u);
+    ed.progress();
+    ed.diagnostics(&u);
+    ed.notification("window/logMessage");
+    let titles = lens_titles(&mut ed);
+    let again = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
+    assert!(again.contains("▲ 4") || again.contains("▲ 5"), "about +50% since the last run: {again}");
+    ed.finish();
+}

@@ -3,12 +3,11 @@
 //! report of what ran, marked `partial`.
 
 use crate::analysis::bottleneck::{self, BottleneckTracker};
-use crate::analysis::calltree::CallTree;
 use crate::analysis::copy::CopyTracker;
 use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
-use crate::report::{assign_severities, Comparison, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
+use crate::report::{assign_severities, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
 use crate::vm::{Outcome, VmError};
 
@@ -90,13 +89,13 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     let (mut tree, mut cost_benefit) = (None, None);
     let (result, findings, copy_profile) = if a.copy || a.refprop || a.costben || a.bottleneck {
         let trackers = (
-            (a.copy.then(|| CopyTracker::new(s.clone())), a.refprop.then(|| RefPropTracker::new(s.clone()))),
-            (
-                a.costben.then(|| CostBenefitTracker::new(s.clone())),
-                (a.bottleneck.then(|| BottleneckTracker::new(s.clone())), lifetime),
-            ),
+            a.copy.then(|| CopyTracker::new(s.clone())),
+            a.refprop.then(|| RefPropTracker::new(s.clone())),
+            a.costben.then(|| CostBenefitTracker::new(s.clone())),
+            a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
+            lifetime,
         );
-        let (r, ((c, p), (cb, (b, l)))) = run_with(&run, trackers)?;
+        let (r, (c, p, cb, b, l)) = run_with(&run, trackers)?;
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
@@ -129,25 +128,15 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
 /// Adds to `report` how its call sequences' costs changed since `previous` (an earlier report of
 /// the same program, with its calling-context tree). An error says why they cannot be compared.
 pub fn compare(report: &mut Report, previous: &Report) -> Result<(), String> {
-    let after = report.call_tree.as_ref().ok_or("this run has no calling-context tree (bottleneck analysis off)")?;
-    let before: &CallTree = previous
-        .call_tree
-        .as_ref()
-        .ok_or("the previous report has no calling-context tree (bottleneck analysis off)")?;
-    let s = &report.run.settings;
-    let changes = bottleneck::compare(after, before, s);
-    let total = |t: &CallTree| {
-        let mut labels = crate::analysis::calltree::Labels::default();
-        let metric = crate::analysis::calltree::Metric::parse(&s.bottleneck_metric).unwrap_or_default();
-        crate::analysis::calltree::TreeProfile::new(t, metric, &mut labels).total()
+    let after = report.call_tree.take().ok_or("this run has no calling-context tree (bottleneck analysis off)")?;
+    let Some(before) = previous.call_tree.as_ref() else {
+        report.call_tree = Some(after);
+        return Err("the previous report has no calling-context tree (bottleneck analysis off)".into());
     };
-    report.comparison = Some(Comparison {
-        previous: format!("{} ({} ms)", previous.run.main_class, previous.run.wall_ms),
-        metric: s.bottleneck_metric.clone(),
-        total_before: total(before),
-        total_after: total(after),
-        changes,
-    });
+    let name = format!("{} ({} ms)", previous.run.main_class, previous.run.wall_ms);
+    let comparison = bottleneck::compare(&after, before, &report.run.settings, &mut report.findings, name);
+    report.call_tree = Some(after);
+    report.comparison = Some(comparison);
     Ok(())
 }
 

@@ -101,9 +101,8 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         let _ = vm.collect_garbage(&mut thread);
     }
     let stats = vm.stats();
-    if T::INSTRUCTIONS {
-        vm.tracker.on_instructions(stats.instructions);
-    }
+    // The final count goes to every tracker, `INSTRUCTIONS` or not.
+    vm.tracker.on_instructions(stats.instructions);
     vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
     Ok((RunResult { outcome, stdout, stderr, stats, boot_time }, vm.tracker))

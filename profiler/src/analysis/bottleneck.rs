@@ -12,14 +12,14 @@
 //! methods and the VM's generated classes (lambda proxies, concatenation sites) are folded away.
 
 use super::calltree::{
-    find_bottlenecks, CallNode, CallTree, Comparison, Direction, Found, Labels, Metric, ProfileInterface, Search,
-    Summary, TreeProfile,
+    find_bottlenecks, CallNode, CallTree, ComparativeProfile, Direction, Found, Labels, Metric, ProfileInterface,
+    Search, Summary, TreeProfile,
 };
 use super::cct::{Cct, ROOT};
 use super::objects::{locate, Locator};
 use super::shadow::ShadowStack;
 use crate::classfile::access;
-use crate::report::{Finding, Location, SequenceChange, Settings};
+use crate::report::{Comparison, Finding, Location, SequenceChange, Settings};
 use crate::vm::class::{Class, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
@@ -398,14 +398,30 @@ fn round3(x: f64) -> f64 {
 
 /// The comparative profile of two runs: the call sequences whose cost changed most, found like
 /// bottlenecks but in the difference of the two trees (searching from the largest changes of
-/// base, extending towards the program's code). `before` is the earlier run's tree.
-pub fn compare(after: &CallTree, before: &CallTree, settings: &Settings) -> Vec<SequenceChange> {
+/// base, extending towards the program's code). `before` is the earlier run's tree. Each
+/// bottleneck among `findings` gets its own change as evidence (`cum_before`, `cum_change`).
+pub fn compare(
+    after: &CallTree,
+    before: &CallTree,
+    settings: &Settings,
+    findings: &mut [Finding],
+    previous: String,
+) -> Comparison {
     let metric = Metric::parse(&settings.bottleneck_metric).unwrap_or_default();
     let mut labels = Labels::default();
-    let cmp = Comparison {
+    let cmp = ComparativeProfile {
         after: TreeProfile::new(after, metric, &mut labels),
         before: TreeProfile::new(before, metric, &mut labels),
     };
+    for f in findings.iter_mut().filter(|f| f.kind == "bottleneck") {
+        let Some(calls) = f.evidence.get("calls").and_then(|c| c.as_array()) else { continue };
+        let labels: Option<Vec<u32>> = calls.iter().map(|c| c.as_str().and_then(|n| labels.get(n))).collect();
+        if let Some(calls) = labels {
+            let s = Summary { calls };
+            f.evidence.insert("cum_before".into(), cmp.before.cum_of(&s).into());
+            f.evidence.insert("cum_change".into(), cmp.cum_of(&s).into());
+        }
+    }
     let total_before = cmp.before.total();
     let total_after = cmp.after.total();
     let scale = total_before.max(total_after).max(1);
@@ -440,5 +456,5 @@ pub fn compare(after: &CallTree, before: &CallTree, settings: &Settings) -> Vec<
         }
     }
     out.sort_by_key(|c| std::cmp::Reverse(c.change.unsigned_abs()));
-    out
+    Comparison { previous, metric: metric.name().into(), total_before, total_after, changes: out }
 }

@@ -315,12 +315,12 @@ impl ProfileInterface for TreeProfile {
 }
 
 /// Two trees compared: every figure is the first's minus the second's.
-pub struct Comparison {
+pub struct ComparativeProfile {
     pub after: TreeProfile,
     pub before: TreeProfile,
 }
 
-impl ProfileInterface for Comparison {
+impl ProfileInterface for ComparativeProfile {
     fn initial_summaries(&self) -> Vec<Summary> {
         let mut all = self.after.initial_summaries();
         all.extend(self.before.initial_summaries());
@@ -650,7 +650,7 @@ mod tests {
         let mut l = Labels::default();
         let before = tree(&[(0, "main", 1), (1, "parse", 50), (1, "render", 10)]);
         let after = tree(&[(0, "main", 1), (1, "parse", 20), (1, "render", 90), (3, "escape", 40)]);
-        let cmp = Comparison {
+        let cmp = ComparativeProfile {
             after: TreeProfile::new(&after, Metric::Instructions, &mut l),
             before: TreeProfile::new(&before, Metric::Instructions, &mut l),
         };

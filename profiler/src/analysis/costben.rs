@@ -278,9 +278,11 @@ impl CostGraph {
                     self.region(l, &forward, &writes_heap, &mut seen, stamp).0
                 }) as f64;
             }
-            // Its values reach a branch or a native, at any distance.
+            // The values it holds reach a branch or a native, at any distance: through its loads,
+            // or through loads of bulk copies of it (which depend on its stores directly).
             let read_by_native = to_natives.contains(&key.object) && key.field == ELEMENTS;
-            if read_by_native || f.loads.iter().any(|&l| reach[l as usize] & (BRANCH | NATIVE) != 0) {
+            let reaches = |n: &NodeId| reach[*n as usize] & (BRANCH | NATIVE) != 0;
+            if read_by_native || f.stores.iter().any(reaches) || f.loads.iter().any(reaches) {
                 consumed.insert(key);
             }
             fig.rac.insert(key, if f.stores.is_empty() { 0.0 } else { cost / f.stores.len() as f64 });
@@ -364,11 +366,17 @@ pub struct CostBenefitTracker {
     /// Allocation node of each live object, by handle.
     obj_node: Vec<NodeId>,
     allocs: FxHashMap<NodeId, AllocInfo>,
-    /// Dense ids of allocation sites (`allocId`), by site.
+    /// Dense ids of allocation sites (`allocId`), by site, and by allocation node (0: none yet).
     site_ids: FxHashMap<Site, u64>,
+    alloc_id: Vec<u64>,
+    /// Allocation nodes of sites inside the JDK, by site and the user frame that reached them:
+    /// a `StringBuilder`'s array is one structure per line of the program that builds one.
+    jdk_allocs: FxHashMap<(Site, Option<Site>), NodeId>,
     /// Per thread, the receiver-chain code `g` of each open frame.
     chains: Vec<Vec<u64>>,
     current: usize,
+    /// The running frame's context slot, `g mod s` (kept here: the ops of a frame all need it).
+    ctx: u32,
     instructions: u64,
     /// The native being called, and the allocation nodes of objects passed to each native.
     native: MethodId,
@@ -392,8 +400,11 @@ impl CostBenefitTracker {
             obj_node: Vec::new(),
             allocs: FxHashMap::default(),
             site_ids: FxHashMap::default(),
+            alloc_id: Vec::new(),
+            jdk_allocs: FxHashMap::default(),
             chains: vec![Vec::new()],
             current: 0,
+            ctx: 0,
             instructions: 0,
             native: 0,
             to_natives: FxHashSet::default(),
@@ -403,31 +414,41 @@ impl CostBenefitTracker {
         }
     }
 
-    /// The running frame's context slot.
-    #[inline]
+    #[inline(always)]
     fn ctx(&self) -> u32 {
+        self.ctx
+    }
+
+    /// Recomputes the running frame's slot after a call, a return or a thread switch.
+    fn refresh_ctx(&mut self) {
         let g = self.chains[self.current].last().copied().unwrap_or(0);
-        (g % self.slots as u64) as u32
+        self.ctx = (g % self.slots as u64) as u32;
     }
 
     /// The node of `site` in context `ctx`, one more execution of it.
-    #[inline]
+    #[inline(always)]
     fn node(&mut self, site: Site, ctx: u32, effect: Effect) -> NodeId {
+        let k = site.pc as usize * self.slots + ctx as usize;
+        let n = match self.index.get(site.method as usize).and_then(|row| row.get(k)) {
+            Some(&n) if n != 0 => n,
+            _ => self.new_node(site, ctx, effect, k),
+        };
+        self.graph.nodes[n as usize].freq += 1;
+        n
+    }
+
+    #[inline(never)]
+    fn new_node(&mut self, site: Site, ctx: u32, effect: Effect, k: usize) -> NodeId {
         let m = site.method as usize;
         if m >= self.index.len() {
             self.index.resize_with(m + 1, Vec::new);
         }
-        let k = site.pc as usize * self.slots + ctx as usize;
         let row = &mut self.index[m];
         if k >= row.len() {
             row.resize(k + 1, 0);
         }
-        let mut n = row[k];
-        if n == 0 {
-            n = self.graph.add(site, ctx, effect);
-            self.index[m][k] = n;
-        }
-        self.graph.nodes[n as usize].freq += 1;
+        let n = self.graph.add(site, ctx, effect);
+        self.index[m][k] = n;
         n
     }
 
@@ -447,8 +468,8 @@ impl CostBenefitTracker {
 
 impl Tracker for CostBenefitTracker {
     const FLOW: bool = true;
-    const INSTRUCTIONS: bool = true;
 
+    /// Told once, before `finish` (IPD and IPP are shares of the run's instructions).
     fn on_instructions(&mut self, total: u64) {
         self.instructions = total;
     }
@@ -459,16 +480,14 @@ impl Tracker for CostBenefitTracker {
         }
         self.current = thread;
         self.shadow.switch_to(thread);
+        self.refresh_ctx();
     }
 
     fn on_call(&mut self, _: Site, _: MethodId, depth: usize, this: Ref) {
         let receiver = self.object(this);
-        let id = if receiver == 0 {
-            None
-        } else {
-            let site = self.graph.nodes[receiver as usize].site;
-            let next = self.site_ids.len() as u64 + 1;
-            Some(*self.site_ids.entry(site).or_insert(next))
+        let id = match self.alloc_id.get(receiver as usize) {
+            Some(&id) if receiver != 0 => Some(id),
+            _ => None,
         };
         let chain = &mut self.chains[self.current];
         chain.truncate(depth.saturating_sub(1));
@@ -477,16 +496,34 @@ impl Tracker for CostBenefitTracker {
             Some(id) => g.wrapping_mul(3).wrapping_add(id),
             None => g,
         });
+        self.refresh_ctx();
     }
 
     fn on_return(&mut self, _: MethodId) {
         self.chains[self.current].pop();
+        self.refresh_ctx();
     }
 
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
         let ctx = self.ctx();
-        let n = self.node(a.site, ctx, Effect::Alloc);
-        self.allocs.entry(n).or_insert_with(|| AllocInfo { class: a.class, user: cx.user_frame(a.site) });
+        let n = if cx.is_user(a.site.method) {
+            self.node(a.site, ctx, Effect::Alloc)
+        } else {
+            let key = (a.site, cx.user_frame(a.site));
+            let graph = &mut self.graph;
+            let n = *self.jdk_allocs.entry(key).or_insert_with(|| graph.add(a.site, ctx, Effect::Alloc));
+            self.graph.nodes[n as usize].freq += 1;
+            n
+        };
+        if n as usize >= self.alloc_id.len() || self.alloc_id[n as usize] == 0 {
+            let next = self.site_ids.len() as u64 + 1;
+            let id = *self.site_ids.entry(a.site).or_insert(next);
+            if n as usize >= self.alloc_id.len() {
+                self.alloc_id.resize(n as usize + 1, 0);
+            }
+            self.alloc_id[n as usize] = id;
+            self.allocs.insert(n, AllocInfo { class: a.class, user: cx.user_frame(a.site) });
+        }
         let i = a.obj as usize;
         if i >= self.obj_node.len() {
             self.obj_node.resize((i + 1).max(self.obj_node.len() * 2), 0);
@@ -602,22 +639,43 @@ impl Tracker for CostBenefitTracker {
     }
 
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
-        // Bulk copies are followed element by element, not consumed.
-        let copies = |m: MethodId| {
+        // Natives that read what they are handed (output, encoders, checksums…), not those that
+        // only look at an object's identity or class, and not bulk copies (followed element by
+        // element instead).
+        let reads_contents = |m: MethodId| {
             let m = &methods[m as usize];
-            matches!(&*m.name, "arraycopy" | "clone") || classes[m.class as usize].name.ends_with("/Unsafe")
+            let class = &*classes[m.class as usize].name;
+            let identity_only = matches!(
+                class,
+                "java/lang/Object"
+                    | "java/lang/Class"
+                    | "java/lang/Thread"
+                    | "java/lang/ref/Reference"
+                    | "java/lang/reflect/Array"
+                    | "jdk/internal/misc/Unsafe"
+                    | "jdk/internal/reflect/Reflection"
+            ) || class.starts_with("java/lang/invoke/");
+            !identity_only && !matches!(&*m.name, "arraycopy" | "identityHashCode")
         };
         let mut to_natives: FxHashSet<NodeId> =
-            self.to_natives.iter().filter(|(_, m)| !copies(*m)).map(|(n, _)| *n).collect();
-        loop {
-            let before = to_natives.len();
-            for &(from, to) in &self.bulk {
-                if to_natives.contains(&to) {
-                    to_natives.insert(from);
-                }
+            self.to_natives.iter().filter(|(_, m)| reads_contents(*m)).map(|(n, _)| *n).collect();
+        // A native reads what it is handed and what that points to (a String's bytes), and the
+        // originals of bulk copies it reads.
+        let mut points_to: FxHashMap<NodeId, Vec<NodeId>> = FxHashMap::default();
+        for (key, f) in &self.graph.fields {
+            if key.object != 0 {
+                points_to.entry(key.object).or_default().extend(&f.targets);
             }
-            if to_natives.len() == before {
-                break;
+        }
+        for &(from, to) in &self.bulk {
+            points_to.entry(to).or_default().push(from);
+        }
+        let mut work: Vec<(NodeId, usize)> = to_natives.iter().map(|&n| (n, 0)).collect();
+        while let Some((n, depth)) = work.pop() {
+            for &t in points_to.get(&n).map(Vec::as_slice).unwrap_or(&[]) {
+                if depth < self.settings.tree_height && to_natives.insert(t) {
+                    work.push((t, depth + 1));
+                }
             }
         }
         let figures = self.graph.analyze(self.settings.tree_height, self.instructions, &to_natives);
@@ -748,8 +806,22 @@ impl CostBenefitTracker {
         out.sort_by(|a, b| {
             b.1.score.total_cmp(&a.1.score).then(b.0.total_cmp(&a.0)).then(a.1.location.cmp(&b.1.location))
         });
-        out.truncate(self.settings.max_findings_per_kind);
-        out.into_iter().map(|(_, f)| f).collect()
+        // Several JDK sites of one structure reached from one line (an ArrayList's first array
+        // and the larger ones that replace it) are one finding: the highest ranked, with all the
+        // instances.
+        let mut merged: Vec<Finding> = Vec::new();
+        for (_, f) in out {
+            match merged.iter_mut().find(|m| m.location == f.location && m.evidence["type"] == f.evidence["type"]) {
+                Some(m) => {
+                    let n =
+                        m.evidence["instances"].as_u64().unwrap_or(0) + f.evidence["instances"].as_u64().unwrap_or(0);
+                    m.evidence.insert("instances".into(), n.into());
+                }
+                None => merged.push(f),
+            }
+        }
+        merged.truncate(self.settings.max_findings_per_kind);
+        merged
     }
 }
 

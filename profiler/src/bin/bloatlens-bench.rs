@@ -1,5 +1,5 @@
 //! `bloatlens-bench`: runs the CPU-bound programs in `fixtures/bench/` under `java -Xint`, `java`
-//! (JIT), `bloatlens run` and `bloatlens profile` (every analysis on),
+//! (JIT), `bloatlens run` and `bloatlens profile` (all five analyses on),
 //! alternating, several rounds each, and prints each program's median wall time, peak memory
 //! (GNU time's maximum RSS, when /usr/bin/time exists) and the ratios.
 //!
@@ -137,7 +137,7 @@ fn main() -> Result<()> {
         med(ratios_jit)
     );
     println!(
-        "analyses on (copy, refprop, lifetime): median profiled / bloatlens {:.2}×, worst {worst_profiled:.2}×",
+        "analyses on (copy, refprop, costben, lifetime, bottleneck): median profiled / bloatlens {:.2}×, worst {worst_profiled:.2}×",
         med(ratios_profiled)
     );
     Ok(())

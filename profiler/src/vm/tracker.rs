@@ -135,7 +135,8 @@ pub trait Tracker: 'static {
     /// to the frame that ran them.
     const INSTRUCTIONS: bool = false;
 
-    /// `total` instructions have run so far, on all threads (only when `INSTRUCTIONS`).
+    /// `total` instructions have run so far, on all threads: at calls, returns and thread
+    /// switches when `INSTRUCTIONS`; once before `finish` for every tracker.
     #[inline(always)]
     fn on_instructions(&mut self, total: u64) {}
     /// An object or array was allocated.
@@ -222,96 +223,83 @@ pub struct NoTracker;
 
 impl Tracker for NoTracker {}
 
-/// Two trackers in one run: every hook goes to both, in order.
-impl<A: Tracker, B: Tracker> Tracker for (A, B) {
-    const FLOW: bool = A::FLOW || B::FLOW;
-    const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
-    const INSTRUCTIONS: bool = A::INSTRUCTIONS || B::INSTRUCTIONS;
-    fn on_instructions(&mut self, total: u64) {
-        self.0.on_instructions(total);
-        self.1.on_instructions(total);
-    }
-    fn flow_const(&mut self, site: Site, dst: usize) {
-        self.0.flow_const(site, dst);
-        self.1.flow_const(site, dst);
-    }
-    fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
-        self.0.flow_consume(site, srcs, sink);
-        self.1.flow_consume(site, srcs, sink);
-    }
-    fn flow_deref(&mut self, site: Site, slot: usize) {
-        self.0.flow_deref(site, slot);
-        self.1.flow_deref(site, slot);
-    }
-    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
-        self.0.on_alloc(cx, a);
-        self.1.on_alloc(cx, a);
-    }
-    fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
-        self.0.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
-        self.1.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);
-    }
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
-        self.0.on_call(site, callee, depth, this);
-        self.1.on_call(site, callee, depth, this);
-    }
-    fn on_return(&mut self, callee: MethodId) {
-        self.0.on_return(callee);
-        self.1.on_return(callee);
-    }
-    fn on_native(&mut self, site: Site, callee: MethodId) {
-        self.0.on_native(site, callee);
-        self.1.on_native(site, callee);
-    }
-    fn on_free(&mut self, obj: Ref, class: ClassId, bytes: usize) {
-        self.0.on_free(obj, class, bytes);
-        self.1.on_free(obj, class, bytes);
-    }
-    fn on_gc(&mut self, collections: u64, allocated_bytes: u64) {
-        self.0.on_gc(collections, allocated_bytes);
-        self.1.on_gc(collections, allocated_bytes);
-    }
-    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
-        self.0.finish(methods, classes);
-        self.1.finish(methods, classes);
-    }
-    fn on_thread(&mut self, thread: usize) {
-        self.0.on_thread(thread);
-        self.1.on_thread(thread);
-    }
-    fn flow_new(&mut self, dst: usize) {
-        self.0.flow_new(dst);
-        self.1.flow_new(dst);
-    }
-    fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
-        self.0.flow_move(site, src, dst);
-        self.1.flow_move(site, src, dst);
-    }
-    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
-        self.0.flow_shuffle(base, from);
-        self.1.flow_shuffle(base, from);
-    }
-    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
-        self.0.flow_compute(site, srcs, dst);
-        self.1.flow_compute(site, srcs, dst);
-    }
-    fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
-        self.0.flow_load(cx, site, loc, value, dst);
-        self.1.flow_load(cx, site, loc, value, dst);
-    }
-    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
-        self.0.flow_store(cx, site, loc, value, bytes, src);
-        self.1.flow_store(cx, site, loc, value, bytes, src);
-    }
-    fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {
-        self.0.flow_use(cx, site, obj, how);
-        self.1.flow_use(cx, site, obj, how);
-    }
-    fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
-        self.0.flow_pass(cx, site, obj, how);
-        self.1.flow_pass(cx, site, obj, how);
-    }
+/// Several trackers in one run: every hook goes to each, in order. Flat tuples (rather than
+/// nested pairs) keep the hooks one call deep.
+macro_rules! tuple_tracker {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: Tracker),+> Tracker for ($($t,)+) {
+            const FLOW: bool = $($t::FLOW)||+;
+            const FINAL_COLLECTION: bool = $($t::FINAL_COLLECTION)||+;
+            const INSTRUCTIONS: bool = $($t::INSTRUCTIONS)||+;
+            fn on_instructions(&mut self, total: u64) {
+                $(self.$i.on_instructions(total);)+
+            }
+            fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+                $(self.$i.on_alloc(cx, a);)+
+            }
+            fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
+                $(self.$i.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit);)+
+            }
+            fn on_thread(&mut self, thread: usize) {
+                $(self.$i.on_thread(thread);)+
+            }
+            fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
+                $(self.$i.on_call(site, callee, depth, this);)+
+            }
+            fn on_return(&mut self, callee: MethodId) {
+                $(self.$i.on_return(callee);)+
+            }
+            fn on_native(&mut self, site: Site, callee: MethodId) {
+                $(self.$i.on_native(site, callee);)+
+            }
+            fn on_free(&mut self, obj: Ref, class: ClassId, bytes: usize) {
+                $(self.$i.on_free(obj, class, bytes);)+
+            }
+            fn on_gc(&mut self, collections: u64, allocated_bytes: u64) {
+                $(self.$i.on_gc(collections, allocated_bytes);)+
+            }
+            fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+                $(self.$i.finish(methods, classes);)+
+            }
+            fn flow_new(&mut self, dst: usize) {
+                $(self.$i.flow_new(dst);)+
+            }
+            fn flow_const(&mut self, site: Site, dst: usize) {
+                $(self.$i.flow_const(site, dst);)+
+            }
+            fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
+                $(self.$i.flow_move(site, src, dst);)+
+            }
+            fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
+                $(self.$i.flow_shuffle(base, from);)+
+            }
+            fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
+                $(self.$i.flow_compute(site, srcs, dst);)+
+            }
+            fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
+                $(self.$i.flow_consume(site, srcs, sink);)+
+            }
+            fn flow_deref(&mut self, site: Site, slot: usize) {
+                $(self.$i.flow_deref(site, slot);)+
+            }
+            fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
+                $(self.$i.flow_load(cx, site, loc, value, dst);)+
+            }
+            fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
+                $(self.$i.flow_store(cx, site, loc, value, bytes, src);)+
+            }
+            fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {
+                $(self.$i.flow_use(cx, site, obj, how);)+
+            }
+            fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
+                $(self.$i.flow_pass(cx, site, obj, how);)+
+            }
+        }
+    };
 }
+
+tuple_tracker!(A 0, B 1);
+tuple_tracker!(A 0, B 1, C 2, D 3, E 4);
 
 /// An analysis that may be off: every hook goes to it when it is on.
 impl<T: Tracker> Tracker for Option<T> {

@@ -17,6 +17,22 @@ fn fixture(name: &str) -> String {
     .unwrap()
 }
 
+/// Saves `u` and consumes what a successful profile sends: progress, diagnostics, the log line.
+fn save_and_profile(ed: &mut Editor, u: &str) -> Vec<Value> {
+    ed.save(u);
+    ed.progress();
+    let diags = ed.diagnostics(u);
+    ed.notification("window/logMessage");
+    diags
+}
+
+/// The titles of the code lenses on `u`.
+fn lens_titles(ed: &mut Editor, u: &str) -> Vec<String> {
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    let lenses = ed.response(id);
+    lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect()
+}
+
 fn line_of(text: &str, needle: &str) -> u64 {
     text.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle} not in the text")) as u64
 }
@@ -45,11 +61,8 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     let related = chain["relatedInformation"].as_array().unwrap();
     assert!(related.iter().any(|r| r["message"].as_str().unwrap().starts_with("hop 1 of 1: loaded")), "{chain}");
 
-    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
-    let lenses = ed.response(id);
-    let titles: Vec<&str> =
-        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
-    assert!(titles.contains(&"▶ Profile with Bloatlens"), "{titles:?}");
+    let titles = lens_titles(&mut ed, &u);
+    assert!(titles.iter().any(|t| t == "▶ Profile with Bloatlens"), "{titles:?}");
     assert!(titles.iter().any(|t| t.starts_with("NATH · 500 objects")), "{titles:?}");
 
     let id = ed.request(
@@ -67,10 +80,7 @@ fn chain_commands_walk_the_hops_with_show_document() {
     let src = fixture("two_hop_char_copy");
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
-    ed.save(&u);
-    ed.progress();
-    let diags = ed.diagnostics(&u);
-    ed.notification("window/logMessage");
+    let diags = save_and_profile(&mut ed, &u);
     let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("the two-hop chain");
     let start = chain["range"]["start"].clone();
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.nextHop", "arguments": [u, start]}));
@@ -181,10 +191,7 @@ fn edits_mark_findings_stale_or_move_them() {
     let src = fixture("result_per_call");
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
-    ed.save(&u);
-    ed.progress();
-    let diags = ed.diagnostics(&u);
-    ed.notification("window/logMessage");
+    let diags = save_and_profile(&mut ed, &u);
     let nath_line = diags.iter().find(|d| d["code"] == "nath").unwrap()["range"]["start"]["line"].as_u64().unwrap();
     // A line inserted at the top moves every finding down by one.
     ed.notify(
@@ -212,10 +219,7 @@ fn a_suppressed_finding_disappears_and_stays_suppressed() {
     let src = fixture("result_per_call");
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
-    ed.save(&u);
-    ed.progress();
-    let diags = ed.diagnostics(&u);
-    ed.notification("window/logMessage");
+    let diags = save_and_profile(&mut ed, &u);
     let nath = diags.iter().find(|d| d["code"] == "nath").unwrap().clone();
     let id = ed.request(
         "textDocument/codeAction",
@@ -349,19 +353,11 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     let src = fixture("repeated_security_check");
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
-    ed.save(&u);
-    ed.progress();
-    let diags = ed.diagnostics(&u);
-    ed.notification("window/logMessage");
+    let diags = save_and_profile(&mut ed, &u);
     let b = diags.iter().find(|d| d["code"] == "bottleneck").expect("the bottleneck");
     let line = line_of(&src, "if (!checkPermission(");
     assert_eq!(b["range"]["start"]["line"], line, "at the check's call in handle");
-    let lens_titles = |ed: &mut Editor| -> Vec<String> {
-        let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
-        let lenses = ed.response(id);
-        lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect()
-    };
-    let titles = lens_titles(&mut ed);
+    let titles = lens_titles(&mut ed, &u);
     let first = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
     assert!(first.contains("% of instructions") && !first.contains("since"), "{first}");
     let id = ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": b["range"]["start"]}));
@@ -371,11 +367,8 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     // Half as many requests again: the path through the check costs about 50% more.
     let more = src.replace("r < 2000", "r < 3000");
     std::fs::write(ed.root.join("Main.java"), &more).unwrap();
-    ed.save(&u);
-    ed.progress();
-    ed.diagnostics(&u);
-    ed.notification("window/logMessage");
-    let titles = lens_titles(&mut ed);
+    save_and_profile(&mut ed, &u);
+    let titles = lens_titles(&mut ed, &u);
     let again = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
     assert!(again.contains("▲ 4") || again.contains("▲ 5"), "about +50% since the last run: {again}");
     ed.finish();

@@ -15,6 +15,14 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
+/// `bloatlens profile --format json --output <out> <flags…> <target and args…>`.
+fn profile_json(out: &Path, flags: &[&str], target: &[&str]) -> Output {
+    let mut args = vec!["profile", "--format", "json", "--output", out.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(target);
+    bloatlens(&args)
+}
+
 fn json_report(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -42,7 +50,7 @@ fn profiles_a_source_file_and_writes_json() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("report.json");
-    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    let o = profile_json(&out, &[], &[&src]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "sum 59700\n", "the program's own output still appears");
     let r = json_report(&out);
@@ -74,7 +82,7 @@ fn a_program_that_throws_still_gets_its_report() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("r.json");
-    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src, "throw"]);
+    let o = profile_json(&out, &[], &[&src, "throw"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("Exception in thread \"main\" java.lang.IllegalStateException: boom"));
@@ -89,17 +97,7 @@ fn a_budget_stop_yields_a_partial_report() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("r.json");
-    let o = bloatlens(&[
-        "profile",
-        "--format",
-        "json",
-        "--output",
-        out.to_str().unwrap(),
-        "--max-instructions",
-        "3000000",
-        &src,
-        "loop",
-    ]);
+    let o = profile_json(&out, &["--max-instructions", "3000000"], &[&src, "loop"]);
     assert!(o.status.success());
     let r = json_report(&out);
     assert_eq!(r["run"]["outcome"], "stopped");
@@ -124,7 +122,7 @@ fn analyses_can_be_chosen_and_unknown_ones_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("r.json");
-    let o = bloatlens(&["profile", "--analyses", "copy", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    let o = profile_json(&out, &["--analyses", "copy"], &[&src]);
     assert!(o.status.success());
     let r = json_report(&out);
     assert_eq!(r["run"]["analyses"], serde_json::json!(["copy"]));
@@ -174,16 +172,7 @@ fn compare_names_the_call_sequence_that_got_more_expensive() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Hot.java", HOT);
     let before = dir.path().join("before.json");
-    let o = bloatlens(&[
-        "profile",
-        "--analyses",
-        "bottleneck",
-        "--format",
-        "json",
-        "--output",
-        before.to_str().unwrap(),
-        &src,
-    ]);
+    let o = profile_json(&before, &["--analyses", "bottleneck"], &[&src]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = json_report(&before);
     assert!(r["call_tree"]["nodes"].as_array().unwrap().len() > 3, "the report carries the tree");
@@ -194,18 +183,7 @@ fn compare_names_the_call_sequence_that_got_more_expensive() {
     // The check now loops five times as long.
     write(dir.path(), "Hot.java", &HOT.replace("ROUNDS = 20", "ROUNDS = 100"));
     let after = dir.path().join("after.json");
-    let o = bloatlens(&[
-        "profile",
-        "--analyses",
-        "bottleneck",
-        "--format",
-        "json",
-        "--output",
-        after.to_str().unwrap(),
-        "--compare",
-        before.to_str().unwrap(),
-        &src,
-    ]);
+    let o = profile_json(&after, &["--analyses", "bottleneck", "--compare", before.to_str().unwrap()], &[&src]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let c = &json_report(&after)["comparison"];
     assert!(c["total_after"].as_i64().unwrap() > c["total_before"].as_i64().unwrap());
@@ -227,7 +205,7 @@ fn all_five_analyses_report_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let src = write(dir.path(), "Hot.java", HOT);
     let out = dir.path().join("r.json");
-    let o = bloatlens(&["profile", "--format", "json", "--output", out.to_str().unwrap(), &src]);
+    let o = profile_json(&out, &[], &[&src]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = json_report(&out);
     assert_eq!(r["run"]["analyses"], serde_json::json!(["copy", "refprop", "costben", "lifetime", "bottleneck"]));

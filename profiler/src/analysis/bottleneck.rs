@@ -12,8 +12,8 @@
 //! methods and the VM's generated classes (lambda proxies, concatenation sites) are folded away.
 
 use super::calltree::{
-    find_bottlenecks, CallNode, CallTree, ComparativeProfile, Direction, Found, Labels, Metric, ProfileInterface,
-    Search, Summary, TreeProfile,
+    find_bottlenecks, high_base, zoom, CallNode, CallTree, ComparativeProfile, Direction, Found, Labels, Metric,
+    ProfileInterface, Search, Summary, TreeProfile,
 };
 use super::cct::{Cct, ROOT};
 use super::objects::{locate, Locator};
@@ -22,7 +22,7 @@ use crate::classfile::access;
 use crate::report::{Comparison, Finding, Location, SequenceChange, Settings};
 use crate::vm::class::{Class, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_method, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
 
 /// Base costs of one calling context.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,6 +30,14 @@ struct Cost {
     instructions: u64,
     bytes: u64,
     copies: u64,
+}
+
+impl Cost {
+    fn add(&mut self, other: &Cost) {
+        self.instructions += other.instructions;
+        self.bytes += other.bytes;
+        self.copies += other.copies;
+    }
 }
 
 pub struct BottleneckTracker {
@@ -163,11 +171,6 @@ fn is_glue(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
     method.access & access::BRIDGE != 0 || classes[method.class as usize].hidden
 }
 
-fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
-    let class = &classes[methods[m as usize].class as usize];
-    class.origin == crate::classpath::Origin::ClassPath && !class.hidden
-}
-
 impl BottleneckTracker {
     /// The report's tree: glue folded into callers, tiny contexts into their parents.
     fn build_tree(&mut self, methods: &[Method], classes: &[Class]) {
@@ -185,9 +188,8 @@ impl BottleneckTracker {
             if nodes[i].parent == ROOT && !has_user[i] {
                 continue;
             }
-            cum[p].instructions += cum[i].instructions;
-            cum[p].bytes += cum[i].bytes;
-            cum[p].copies += cum[i].copies;
+            let below = cum[i];
+            cum[p].add(&below);
         }
         let mut dropped = vec![false; nodes.len()];
         let total = Cost {
@@ -428,12 +430,12 @@ pub fn compare(
     let floor = (settings.bottleneck_min_share * scale as f64).max(1.0);
     let mut seen: Vec<Summary> = Vec::new();
     let mut out = Vec::new();
-    for (s, delta) in super::calltree::high_base(&cmp).into_iter().take(30) {
+    for (s, delta) in high_base(&cmp).into_iter().take(30) {
         if (delta.unsigned_abs() as f64) < floor {
             break;
         }
         // Extend towards the callers while one of them carries the change.
-        let z = super::calltree::zoom(&cmp, &s, settings.zoom_cutoff, Direction::Top);
+        let z = zoom(&cmp, &s, settings.zoom_cutoff, Direction::Top);
         if seen.contains(&z.end) {
             continue;
         }

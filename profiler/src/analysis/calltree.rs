@@ -423,8 +423,14 @@ pub fn high_base<P: ProfileInterface + ?Sized>(p: &P) -> Vec<(Summary, i64)> {
 }
 
 fn ranked<P: ProfileInterface + ?Sized>(p: &P, key: impl Fn(&Summary) -> i64) -> Vec<(Summary, i64)> {
-    let mut v: Vec<(Summary, i64)> =
-        p.initial_summaries().into_iter().map(|s| (key(&s), s)).map(|(k, s)| (s, k)).collect();
+    let mut v: Vec<(Summary, i64)> = p
+        .initial_summaries()
+        .into_iter()
+        .map(|s| {
+            let k = key(&s);
+            (s, k)
+        })
+        .collect();
     v.sort_by(|a, b| b.1.unsigned_abs().cmp(&a.1.unsigned_abs()).then(a.0.cmp(&b.0)));
     v
 }

@@ -181,8 +181,7 @@ impl CostGraph {
     }
 
     /// Sums the frequencies of the nodes reachable from `start` through `next`, not entering
-    /// nodes for which `stop` holds (`start` itself always counts); also says whether a
-    /// consumer was reached.
+    /// nodes for which `stop` holds (`start` itself always counts).
     fn region<'g>(
         &self,
         start: NodeId,
@@ -190,15 +189,13 @@ impl CostGraph {
         stop: &dyn Fn(&Node) -> bool,
         seen: &mut [u32],
         stamp: u32,
-    ) -> (u64, bool) {
+    ) -> u64 {
         let mut sum = 0;
-        let mut consumer = false;
         let mut work = vec![start];
         seen[start as usize] = stamp;
         while let Some(n) = work.pop() {
             let node = &self.nodes[n as usize];
             sum += node.freq;
-            consumer |= matches!(node.effect, Effect::Branch | Effect::Native);
             for &m in next(n) {
                 if seen[m as usize] != stamp && !stop(&self.nodes[m as usize]) {
                     seen[m as usize] = stamp;
@@ -206,7 +203,7 @@ impl CostGraph {
                 }
             }
         }
-        (sum, consumer)
+        sum
     }
 
     /// What each node's value can reach, following every dependence (through the heap too):
@@ -267,7 +264,7 @@ impl CostGraph {
             for &s in &f.stores {
                 let h = *hrac.entry(s).or_insert_with(|| {
                     stamp += 1;
-                    self.region(s, &backward, &reads_heap, &mut seen, stamp).0
+                    self.region(s, &backward, &reads_heap, &mut seen, stamp)
                 });
                 cost += h as f64;
             }
@@ -275,7 +272,7 @@ impl CostGraph {
             for &l in &f.loads {
                 benefit += *hrab.entry(l).or_insert_with(|| {
                     stamp += 1;
-                    self.region(l, &forward, &writes_heap, &mut seen, stamp).0
+                    self.region(l, &forward, &writes_heap, &mut seen, stamp)
                 }) as f64;
             }
             // The values it holds reach a branch or a native, at any distance: through its loads,
@@ -884,7 +881,7 @@ mod tests {
         // HRAC(35) = 1: it depends directly on the heap read 4.
         let mut seen = vec![0; g.nodes.len()];
         let back = |n: NodeId| g.nodes[n as usize].preds.as_slice();
-        assert_eq!(g.region(n35, &back, &|n| n.effect == Effect::Load, &mut seen, 1).0, 1);
+        assert_eq!(g.region(n35, &back, &|n| n.effect == Effect::Load, &mut seen, 1), 1);
         // The list's 2-RAC reaches its array's elements; its 1-RAC does not.
         assert_eq!(fig.n_rac[&o32], fig.rac[&elems_field] + 2.0);
         assert_eq!(g.analyze(1, 5000, &FxHashSet::default()).n_rac[&o32], fig.rac[&elems_field]);

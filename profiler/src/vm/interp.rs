@@ -105,7 +105,7 @@ impl<T: Tracker> Vm<T> {
             None => Site { method: m, pc: 0 },
         };
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
-        let this = if self.methods[m as usize].is_static() { 0 } else { t.stack[locals] as Ref };
+        let this = if T::FLOW && !self.methods[m as usize].is_static() { t.stack[locals] as Ref } else { 0 };
         if T::INSTRUCTIONS {
             self.tracker.on_instructions(self.instructions);
         }

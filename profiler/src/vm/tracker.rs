@@ -98,12 +98,18 @@ pub struct Context<'a> {
     pub classes: &'a [Class],
 }
 
+/// Whether `m` belongs to the user's program (loaded from the class path, not the JDK, and not a
+/// class the VM generated). Also for analyses that ask after the run, from the VM's tables.
+pub fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+    let class = &classes[methods[m as usize].class as usize];
+    class.origin == Origin::ClassPath && !class.hidden
+}
+
 impl Context<'_> {
     /// Whether `m` belongs to the user's program (loaded from the class path, not the JDK, and
     /// not a class the VM generated).
     pub fn is_user(&self, m: MethodId) -> bool {
-        let class = &self.classes[self.methods[m as usize].class as usize];
-        class.origin == Origin::ClassPath && !class.hidden
+        is_user_method(self.methods, self.classes, m)
     }
 
     /// The innermost frame in user code for an event at `site` on this thread: `site` itself
@@ -150,7 +156,8 @@ pub trait Tracker: 'static {
     #[inline(always)]
     fn on_thread(&mut self, thread: usize) {}
     /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its
-    /// thread (1 for the outermost); `this` is its receiver (0 for a static method). Trackers
+    /// thread (1 for the outermost); `this` is its receiver (0 for a static method, and for
+    /// trackers without `FLOW`, so the plain run reads nothing for it). Trackers
     /// that keep a stack of their own resynchronise on `depth`: frames a fatal error discards
     /// end without `on_return`.
     #[inline(always)]

@@ -5,11 +5,11 @@
 use bloatlens_profiler::profile::Analyses;
 use bloatlens_profiler::report::Settings as Thresholds;
 use bloatlens_profiler::vm::Limits;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Config {
     /// The main class to profile; empty: the saved file's `main`, else the workspace's only one.
@@ -47,7 +47,7 @@ impl Default for Config {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AnalysesConfig {
     pub copy: bool,
@@ -63,7 +63,7 @@ impl Default for AnalysesConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Budgets {
     pub max_instructions: u64,
@@ -119,6 +119,47 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The VS Code extension contributes every setting with the server's default: the two lists
+    /// are one contract, checked here from both sides.
+    #[test]
+    fn the_vs_code_extension_contributes_every_setting_with_its_default() {
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../vscode-extension/package.json")).unwrap(),
+        )
+        .unwrap();
+        let props = manifest["contributes"]["configuration"]["properties"].as_object().unwrap();
+        let mut expected = std::collections::BTreeMap::new();
+        flatten("bloatlens", &serde_json::to_value(Config::default()).unwrap(), &mut expected);
+        let contributed: std::collections::BTreeMap<String, serde_json::Value> = props
+            .iter()
+            .filter(|(k, _)| !k.starts_with("bloatlens.server.") && !k.starts_with("bloatlens.trace."))
+            .map(|(k, v)| (k.clone(), v["default"].clone()))
+            .collect();
+        // JSON's 2 and Rust's 2.0 are the same setting.
+        let numbers_as_f64 = |m: std::collections::BTreeMap<String, serde_json::Value>| {
+            m.into_iter().map(|(k, v)| (k, v.as_f64().map(|f| serde_json::json!(f)).unwrap_or(v))).collect::<Vec<_>>()
+        };
+        assert_eq!(numbers_as_f64(contributed), numbers_as_f64(expected));
+    }
+
+    /// Dotted camelCase names to values (`None` as the extension's empty string).
+    fn flatten(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, serde_json::Value>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    let camel: String = k
+                        .split('_')
+                        .enumerate()
+                        .map(|(i, w)| if i == 0 { w.to_string() } else { w[..1].to_uppercase() + &w[1..] })
+                        .collect();
+                    flatten(&format!("{prefix}.{camel}"), v, out);
+                }
+            }
+            serde_json::Value::Null => drop(out.insert(prefix.to_string(), serde_json::json!(""))),
+            v => drop(out.insert(prefix.to_string(), v.clone())),
+        }
+    }
 
     #[test]
     fn partial_settings_keep_defaults_and_bad_ones_are_named() {

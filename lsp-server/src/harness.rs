@@ -27,6 +27,11 @@ pub fn uri(path: &Path) -> String {
 impl Editor {
     /// Starts the server binary `server` in a fresh workspace holding `files`, and initializes it.
     pub fn start(server: &Path, files: &[(&str, &str)], options: Value) -> Editor {
+        Editor::start_with(server, files, options, json!({}))
+    }
+
+    /// Like [`Editor::start`], with these `experimental` client capabilities.
+    pub fn start_with(server: &Path, files: &[(&str, &str)], options: Value, experimental: Value) -> Editor {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         for (name, text) in files {
@@ -70,7 +75,8 @@ impl Editor {
                 "capabilities": {
                     "general": {"positionEncodings": ["utf-16"]},
                     "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-                    "textDocument": {"publishDiagnostics": {"relatedInformation": true}}
+                    "textDocument": {"publishDiagnostics": {"relatedInformation": true}},
+                    "experimental": experimental
                 },
                 "initializationOptions": options
             }),
@@ -150,6 +156,23 @@ impl Editor {
             }
         }
         (result.unwrap(), other.unwrap())
+    }
+
+    /// Every message up to and including the first that `last` accepts, whatever their order;
+    /// requests from the server among them are answered with `null`.
+    pub fn until(&mut self, mut last: impl FnMut(&Value) -> bool) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let m = self.next_message();
+            if m.get("method").is_some() && m.get("id").is_some() {
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
+            }
+            let done = last(&m);
+            seen.push(m);
+            if done {
+                return seen;
+            }
+        }
     }
 
     /// A command answered with a `window/showDocument` request: (result, shown params).

@@ -13,8 +13,9 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-pub const COMMANDS: [&str; 6] = [
+pub const COMMANDS: [&str; 7] = [
     "bloatlens.profile",
+    "bloatlens.entryPoints",
     "bloatlens.nextHop",
     "bloatlens.prevHop",
     "bloatlens.showChain",
@@ -59,8 +60,13 @@ impl Backend {
 }
 
 /// The chain a command is about and the hop the cursor is on: `[uri, {line, character}]`.
+/// A command's first argument: the document it acts on.
+fn arg_uri(args: &[serde_json::Value]) -> Option<Uri> {
+    serde_json::from_value(args.first()?.clone()).ok()
+}
+
 fn chain_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a Mapped, Option<usize>)> {
-    let uri: Uri = serde_json::from_value(args.first()?.clone()).ok()?;
+    let uri = arg_uri(args)?;
     let pos: Position = args.get(1).and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
     // The finding on the cursor's line, else one with a hop there, else the file's first chain.
     let on_line = snap.findings_in(&uri).find(|m| m.range.start.line == pos.line && m.finding.kind == "copy-chain");
@@ -95,6 +101,13 @@ impl LanguageServer for Backend {
         let encoding =
             Encoding::negotiate(params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref()));
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        let status = params
+            .capabilities
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get("bloatlensStatus"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
         #[allow(deprecated)]
         let root = params
             .workspace_folders
@@ -107,7 +120,7 @@ impl LanguageServer for Backend {
             Some(Err(e)) => return Err(Error::invalid_params(e)),
             None => Config::default(),
         };
-        self.send(Event::Initialized { root, config, encoding, progress });
+        self.send(Event::Initialized { root, config, encoding, progress, status });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding.kind()),
@@ -285,10 +298,32 @@ impl LanguageServer for Backend {
                 self.send(Event::Profile { main_class, file });
                 Ok(None)
             }
+            "bloatlens.entryPoints" => {
+                // Every main of the workspace (and of the given file, if it lies outside).
+                let snap = self.snapshot();
+                let file = args.first().and_then(|v| serde_json::from_value::<Uri>(v.clone()).ok());
+                let mains: Vec<serde_json::Value> = snap
+                    .workspace_mains(file.as_ref())
+                    .into_iter()
+                    .map(|(class, path)| serde_json::json!({"class": class, "uri": to_proto::uri_of(&path)}))
+                    .collect();
+                Ok(Some(serde_json::Value::Array(mains)))
+            }
             "bloatlens.nextHop" | "bloatlens.prevHop" => {
                 let snap = self.snapshot();
-                let Some((m, at)) = chain_at(&snap, &args) else { return Ok(None) };
+                let Some((m, mut at)) = chain_at(&snap, &args) else { return Ok(None) };
                 let stops = stops(m);
+                // A chain within one method passes its lines more than once; a client that walks
+                // it says which stop it is at (`{"stop": i}`, from the last answer) while the
+                // cursor is still there.
+                let hint = args.get(2).and_then(|o| o.get("stop")).and_then(|v| v.as_u64()).map(|v| v as usize);
+                let cursor = args.get(1).and_then(|p| serde_json::from_value::<Position>(p.clone()).ok());
+                if let (Some(h), Some(pos)) = (hint, cursor) {
+                    if stops.get(h).is_some_and(|(u, r)| Some(u) == arg_uri(&args).as_ref() && r.start.line == pos.line)
+                    {
+                        at = Some(h);
+                    }
+                }
                 let i = match (p.command.as_str(), at) {
                     ("bloatlens.nextHop", Some(i)) => (i + 1).min(stops.len() - 1),
                     ("bloatlens.nextHop", None) => 0,
@@ -310,7 +345,9 @@ impl LanguageServer for Backend {
                                 .map(|r| serde_json::json!({"uri": r.uri, "range": r.range, "role": r.role})),
                         )
                         .collect();
-                if let Some(first) = m.related.first() {
+                // A third argument `{"reveal": false}` asks for the hops only (a client's own picker).
+                let reveal = args.get(2).and_then(|o| o.get("reveal")).and_then(|r| r.as_bool()).unwrap_or(true);
+                if let (true, Some(first)) = (reveal, m.related.first()) {
                     self.show(first.uri.clone(), first.range);
                 }
                 Ok(Some(serde_json::json!({ "kind": m.finding.kind, "hops": hops })))

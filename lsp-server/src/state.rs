@@ -67,6 +67,38 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Every main in the workspace's Java files (open buffers take precedence over the disk).
+    pub fn workspace_mains(&self, file: Option<&Uri>) -> Vec<(String, PathBuf)> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        if let Some(root) = &self.root {
+            collect_java_files(root, &mut files, 0);
+        }
+        if let Some(p) = file.and_then(|u| u.to_file_path()) {
+            if !files.iter().any(|f| f.as_path() == p.as_ref()) {
+                files.push(p.into_owned());
+            }
+        }
+        let mut out = Vec::new();
+        for f in files {
+            let uri = to_proto::uri_of(&f);
+            let text = match uri.as_ref().and_then(|u| self.docs.get(u)) {
+                Some(d) => d.index.text.clone(),
+                None => match std::fs::read_to_string(&f) {
+                    Ok(t) => t,
+                    Err(_) => continue,
+                },
+            };
+            if !text.contains("main") {
+                continue;
+            }
+            let tree = mapping::parse(&text);
+            for m in mapping::main_methods(&text, tree.as_ref()) {
+                out.push((m.class, f.clone()));
+            }
+        }
+        out
+    }
+
     pub fn findings_in(&self, uri: &Uri) -> impl Iterator<Item = &Mapped> + '_ {
         let uri = uri.clone();
         self.findings.iter().filter(move |m| m.uri == uri)
@@ -89,6 +121,8 @@ pub enum Event {
         config: Config,
         encoding: Encoding,
         progress: bool,
+        /// The client wants `bloatlens/status` notifications.
+        status: bool,
     },
     Opened {
         uri: Uri,
@@ -139,6 +173,10 @@ pub struct State {
     published: HashSet<Uri>,
     said_several_mains: bool,
     client_progress: bool,
+    /// The client asked for `bloatlens/status` notifications (`experimental.bloatlensStatus`).
+    client_status: bool,
+    /// The last status sent, to send only changes.
+    sent_status: Option<serde_json::Value>,
     compiler: job::Compiler,
     /// The source root of the last published run, where its findings' files are.
     source_root: Option<PathBuf>,
@@ -171,6 +209,8 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         published: HashSet::new(),
         said_several_mains: false,
         client_progress: false,
+        client_status: false,
+        sent_status: None,
         compiler: job::Compiler::default(),
         source_root: None,
         suppressed: HashSet::new(),
@@ -181,6 +221,7 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         while let Some(event) = rx.recv().await {
             state.apply(event).await;
             state.commit();
+            state.notify_status().await;
         }
     });
     (tx, snapshots)
@@ -193,9 +234,23 @@ impl State {
         let _ = self.publish.send(Arc::new(self.snap.clone()));
     }
 
+    /// Sends `bloatlens/status` when what it says changed (only to clients that asked for it):
+    /// what the status bar of an editor shows.
+    async fn notify_status(&mut self) {
+        if !self.client_status {
+            return;
+        }
+        let status = to_proto::status(&self.snap);
+        if self.sent_status.as_ref() != Some(&status) {
+            self.sent_status = Some(status.clone());
+            self.client.send_notification::<to_proto::StatusNotification>(status).await;
+        }
+    }
+
     async fn apply(&mut self, event: Event) {
         match event {
-            Event::Initialized { root, config, encoding, progress } => {
+            Event::Initialized { root, config, encoding, progress, status } => {
+                self.client_status = status;
                 self.snap.root = root;
                 self.snap.config = config;
                 self.snap.encoding = encoding;
@@ -358,7 +413,7 @@ impl State {
     fn plan(&mut self, main_class: Option<String>, file: Option<Uri>) -> Result<Option<Plan>, String> {
         let config = self.snap.config.clone();
         let chosen = main_class.or_else(|| (!config.main_class.is_empty()).then(|| config.main_class.clone()));
-        let mains = self.workspace_mains(file.as_ref());
+        let mains = self.snap.workspace_mains(file.as_ref());
         let (class, path) = match chosen {
             Some(class) => match mains.iter().find(|(c, _)| *c == class) {
                 Some((c, p)) => (c.clone(), p.clone()),
@@ -389,38 +444,6 @@ impl State {
         };
         let source_root = bloatlens_profiler::javac::source_root_of(&path);
         Ok(Some(Plan { main_class: class, main_file: path, source_root, config }))
-    }
-
-    /// Every main in the workspace's Java files (open buffers take precedence over the disk).
-    fn workspace_mains(&self, file: Option<&Uri>) -> Vec<(String, PathBuf)> {
-        let mut files: Vec<PathBuf> = Vec::new();
-        if let Some(root) = &self.snap.root {
-            collect_java_files(root, &mut files, 0);
-        }
-        if let Some(p) = file.and_then(|u| u.to_file_path()) {
-            if !files.iter().any(|f| f.as_path() == p.as_ref()) {
-                files.push(p.into_owned());
-            }
-        }
-        let mut out = Vec::new();
-        for f in files {
-            let uri = to_proto::uri_of(&f);
-            let text = match uri.as_ref().and_then(|u| self.snap.docs.get(u)) {
-                Some(d) => d.index.text.clone(),
-                None => match std::fs::read_to_string(&f) {
-                    Ok(t) => t,
-                    Err(_) => continue,
-                },
-            };
-            if !text.contains("main") {
-                continue;
-            }
-            let tree = mapping::parse(&text);
-            for m in mapping::main_methods(&text, tree.as_ref()) {
-                out.push((m.class, f.clone()));
-            }
-        }
-        out
     }
 
     async fn finished(&mut self, generation: u64, plan: Plan, outcome: Outcome) {

@@ -1,7 +1,7 @@
 //! Findings to LSP values: diagnostics with related information, lens titles, hover markdown.
 //! The only module that knows both the report and the protocol.
 
-use crate::state::Mapped;
+use crate::state::{Mapped, Snapshot, Status};
 use bloatlens_profiler::report::Finding;
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
@@ -46,7 +46,9 @@ pub fn diagnostic(m: &Mapped) -> Diagnostic {
 
 /// `copy chain · 3 hops · 1.2 MB copied`, `NATH · 500 objects never reach the heap`.
 pub fn lens_title(f: &Finding) -> String {
-    let n = |k: &str| f.evidence.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+    // Counts may be stored as floats (cost-benefit's sums): round those.
+    let n = |k: &str| f.evidence.get(k).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.round() as u64)));
+    let n = |k: &str| n(k).unwrap_or(0);
     match f.kind.as_str() {
         "copy-chain" => {
             let hops = n("hops");
@@ -65,11 +67,7 @@ pub fn lens_title(f: &Finding) -> String {
             f.evidence.get("class").and_then(|c| c.as_str()).unwrap_or("?"),
             n("instances")
         ),
-        "low-utility" => format!(
-            "low utility · costs {} · used {}",
-            n("n_rac"),
-            f.evidence.get("n_rab").and_then(|v| v.as_f64()).unwrap_or(0.0)
-        ),
+        "low-utility" => format!("low utility · costs {} · used {}", n("n_rac"), n("n_rab")),
         "bottleneck" => {
             let share = f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0);
             let metric = f.evidence.get("metric").and_then(|v| v.as_str()).unwrap_or("instructions");
@@ -170,4 +168,32 @@ pub fn key(f: &Finding) -> String {
 
 pub fn uri_of(path: &std::path::Path) -> Option<Uri> {
     Uri::from_file_path(path)
+}
+
+/// `bloatlens/status`: the profile's state for an editor's status bar, sent on every change to
+/// clients that set `experimental.bloatlensStatus` (the VS Code extension does).
+pub enum StatusNotification {}
+
+impl tower_lsp_server::ls_types::notification::Notification for StatusNotification {
+    type Params = serde_json::Value;
+    const METHOD: &'static str = "bloatlens/status";
+}
+
+/// The status as the notification carries it: `state` (`idle`, `running`, `done`, `failed`),
+/// the main class, the findings shown and how many of them are stale (edited since the run),
+/// the last run's time, and a failure's message.
+pub fn status(snap: &Snapshot) -> serde_json::Value {
+    let (findings, stale) = (snap.findings.len(), snap.findings.iter().filter(|m| m.stale).count());
+    match &snap.status {
+        Status::Idle => serde_json::json!({"state": "idle", "findings": findings, "stale": stale}),
+        Status::Running { main_class } => {
+            serde_json::json!({"state": "running", "mainClass": main_class, "findings": findings, "stale": stale})
+        }
+        Status::Done { main_class, millis, .. } => serde_json::json!({
+            "state": "done", "mainClass": main_class, "findings": findings, "stale": stale, "millis": millis
+        }),
+        Status::Failed(message) => {
+            serde_json::json!({"state": "failed", "message": message, "findings": findings, "stale": stale})
+        }
+    }
 }

@@ -96,6 +96,22 @@ fn chain_commands_walk_the_hops_with_show_document() {
     );
     let (_, shown) = ed.command_showing(id);
     assert_eq!(shown["selection"]["start"]["line"], line_of(&src, "to[i] = c;"));
+    // The store's line is also the finding's: the stop the client is at says where it is in the
+    // chain, so the walk goes on to the second hop's load instead of back to the first.
+    let store = json!({"line": line_of(&src, "to[i] = c;"), "character": 0});
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.nextHop", "arguments": [u, store, {"stop": 2}]}),
+    );
+    let (result, shown) = ed.command_showing(id);
+    assert_eq!(result["hop"], 3, "{result}");
+    assert_eq!(shown["selection"]["start"]["line"], load_line);
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.prevHop", "arguments": [u, store, {"stop": 2}]}),
+    );
+    let (result, _) = ed.command_showing(id);
+    assert_eq!(result["hop"], 1, "{result}");
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.showChain", "arguments": [u, start]}));
     let (chain, _) = ed.command_showing(id);
     assert_eq!(chain["kind"], "copy-chain");
@@ -371,5 +387,73 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     let titles = lens_titles(&mut ed, &u);
     let again = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
     assert!(again.contains("▲ 4") || again.contains("▲ 5"), "about +50% since the last run: {again}");
+    ed.finish();
+}
+
+#[test]
+fn a_client_that_asks_gets_status_entry_points_and_the_hops_for_its_own_picker() {
+    let src = fixture("two_hop_char_copy");
+    let other = "public class Other {\n    public static void main(String[] args) { System.out.println(1); }\n}\n";
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let files = [("Main.java", src.as_str()), ("Other.java", other)];
+    let mut ed = Editor::start_with(server, &files, json!({}), json!({"bloatlensStatus": true}));
+    let idle = ed.notification("bloatlens/status");
+    assert_eq!(idle, json!({"state": "idle", "findings": 0, "stale": 0}));
+
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.entryPoints", "arguments": []}));
+    let mut mains: Vec<(String, String)> = ed
+        .response(id)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["class"].as_str().unwrap().to_string(), m["uri"].as_str().unwrap().to_string()))
+        .collect();
+    mains.sort();
+    assert_eq!(
+        mains,
+        [("Main".into(), harness_uri(&ed, "Main.java")), ("Other".into(), harness_uri(&ed, "Other.java"))]
+    );
+
+    // A save: running, then done with the findings' count, beside the usual messages.
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    let seen = ed.until(|m| m["method"] == "bloatlens/status" && m["params"]["state"] == "done");
+    let statuses: Vec<&Value> =
+        seen.iter().filter(|m| m["method"] == "bloatlens/status").map(|m| &m["params"]).collect();
+    assert_eq!(statuses[0]["state"], "running");
+    assert_eq!(statuses[0]["mainClass"], "Main");
+    let done = statuses.last().unwrap();
+    let published = seen.iter().find(|m| m["method"] == "textDocument/publishDiagnostics").expect("diagnostics");
+    let diags = published["params"]["diagnostics"].as_array().unwrap();
+    assert_eq!(done["findings"].as_u64().unwrap(), diags.len() as u64);
+    assert!(done["millis"].as_u64().unwrap() > 0, "{done}");
+    if !seen.iter().any(|m| m["method"] == "window/logMessage") {
+        ed.notification("window/logMessage");
+    }
+
+    // Cost-benefit's sums are floats in the report; the lens shows them as counts.
+    let titles = lens_titles(&mut ed, &u);
+    let low = titles.iter().find(|t| t.starts_with("low utility · costs ")).expect("a low-utility lens");
+    assert!(low.ends_with(" · used 0") && !low.contains("costs 0"), "{low}");
+
+    // The chain's hops without a jump: the client shows them its own way.
+    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("the two-hop chain");
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.showChain", "arguments": [u, chain["range"]["start"], {"reveal": false}]}),
+    );
+    let hops = ed.response(id);
+    assert!(hops["hops"].as_array().unwrap().len() >= 3, "{hops}");
+
+    // An edit on the chain's line makes it stale, and the status says so.
+    let line = chain["range"]["start"]["line"].clone();
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{
+            "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "text": " "}]}),
+    );
+    ed.diagnostics(&u);
+    let stale = ed.notification("bloatlens/status");
+    assert!(stale["stale"].as_u64().unwrap() >= 1, "{stale}");
     ed.finish();
 }

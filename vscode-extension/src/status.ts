@@ -1,0 +1,115 @@
+// The status-bar item: what the profile is doing. The server says it with `bloatlens/status`
+// notifications (running, done with N findings in T, failed, how many findings went stale since);
+// the client adds its own states (starting, stopped). `describe` is pure, for tests.
+
+import * as vscode from "vscode";
+
+/** The `bloatlens/status` notification's payload. */
+export interface ServerStatus {
+  state: "idle" | "running" | "done" | "failed";
+  mainClass?: string;
+  findings: number;
+  stale: number;
+  millis?: number;
+  message?: string;
+}
+
+export type ClientStatus =
+  | { kind: "starting" }
+  | { kind: "stopped"; reason: string }
+  | { kind: "server"; status: ServerStatus };
+
+export interface Look {
+  text: string;
+  tooltip: string;
+  /** Show it as an error (red background). */
+  error: boolean;
+  /** Show it as a warning (findings went stale). */
+  warning: boolean;
+}
+
+export function duration(millis: number): string {
+  return millis < 1000 ? `${millis} ms` : `${(millis / 1000).toFixed(1)} s`;
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
+}
+
+export function describe(s: ClientStatus): Look {
+  const look = (text: string, tooltip: string, error = false, warning = false) => ({ text, tooltip, error, warning });
+  switch (s.kind) {
+    case "starting":
+      return look("$(loading~spin) Bloatlens", "Bloatlens: starting the server");
+    case "stopped":
+      return look("$(error) Bloatlens", `Bloatlens is not running: ${s.reason}`, true);
+    case "server": {
+      const st = s.status;
+      const stale = st.stale > 0 ? ` (${st.stale} stale)` : "";
+      switch (st.state) {
+        case "idle":
+          return st.findings > 0
+            ? look(`$(pulse) Bloatlens: ${plural(st.findings, "finding")}${stale}`, "Bloatlens: the last profile's findings")
+            : look("$(pulse) Bloatlens", "Bloatlens: save a Java file (or run Profile Current Main) to profile");
+        case "running":
+          return look(
+            `$(loading~spin) Bloatlens: profiling ${st.mainClass ?? ""}`.trimEnd(),
+            `Bloatlens: compiling and profiling ${st.mainClass ?? "the program"}` +
+              (st.findings > 0 ? `; the ${plural(st.findings, "finding")} shown are from the last run` : ""),
+          );
+        case "done": {
+          const when = st.millis !== undefined ? ` · ${duration(st.millis)}` : "";
+          return look(
+            `$(pulse) Bloatlens: ${plural(st.findings, "finding")}${stale}${when}`,
+            `Bloatlens: profiled ${st.mainClass ?? "the program"}` +
+              (st.millis !== undefined ? ` in ${duration(st.millis)}` : "") +
+              `: ${plural(st.findings, "finding")}` +
+              (st.stale > 0 ? `, ${st.stale} on lines edited since (stale until the next save)` : ""),
+            false,
+            st.stale > 0,
+          );
+        }
+        case "failed":
+          return look("$(error) Bloatlens: failed", `Bloatlens: ${st.message ?? "the profile failed"}`, true);
+      }
+    }
+  }
+}
+
+/** The item itself; clicking it profiles the current main. */
+export class StatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem("bloatlens.status", vscode.StatusBarAlignment.Left, 10);
+  /** The last status, and how many runs finished since the extension started (for tests). */
+  current: ClientStatus = { kind: "starting" };
+  runs = 0;
+
+  constructor() {
+    this.item.name = "Bloatlens";
+    this.item.command = "bloatlens.profileCurrentMain";
+    this.show({ kind: "starting" });
+  }
+
+  show(s: ClientStatus): void {
+    if (s.kind === "server" && s.status.state === "done" && !(this.current.kind === "server" && this.current.status.state === "done")) {
+      this.runs += 1;
+    }
+    this.current = s;
+    const look = describe(s);
+    this.item.text = look.text;
+    const tip = new vscode.MarkdownString(
+      `${look.tooltip}\n\n[Profile again](command:bloatlens.profileCurrentMain) · [Choose entry point](command:bloatlens.profileEntryPoint) · [Output](command:bloatlens.showOutput)`,
+    );
+    tip.isTrusted = { enabledCommands: ["bloatlens.profileCurrentMain", "bloatlens.profileEntryPoint", "bloatlens.showOutput"] };
+    this.item.tooltip = tip;
+    this.item.backgroundColor = look.error
+      ? new vscode.ThemeColor("statusBarItem.errorBackground")
+      : look.warning
+        ? new vscode.ThemeColor("statusBarItem.warningBackground")
+        : undefined;
+    this.item.show();
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}

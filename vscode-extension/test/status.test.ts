@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { StatusBar, describe } from "../src/status";
+import { items } from "./vscode-stub";
+
+test("each state reads as what a developer needs to know", () => {
+  assert.equal(describe({ kind: "starting" }).text, "$(loading~spin) Bloatlens");
+  const running = describe({ kind: "server", status: { state: "running", mainClass: "app.Main", findings: 3, stale: 0 } });
+  assert.equal(running.text, "$(loading~spin) Bloatlens: profiling app.Main");
+  assert.match(running.tooltip, /the 3 findings shown are from the last run/);
+  const done = describe({ kind: "server", status: { state: "done", mainClass: "app.Main", findings: 7, stale: 0, millis: 1234 } });
+  assert.equal(done.text, "$(pulse) Bloatlens: 7 findings · 1.2 s");
+  assert.ok(!done.warning && !done.error);
+  const stale = describe({ kind: "server", status: { state: "done", findings: 1, stale: 1, millis: 80 } });
+  assert.equal(stale.text, "$(pulse) Bloatlens: 1 finding (1 stale) · 80 ms");
+  assert.ok(stale.warning);
+  const failed = describe({ kind: "server", status: { state: "failed", message: "compile errors", findings: 0, stale: 0 } });
+  assert.ok(failed.error);
+  assert.equal(failed.tooltip, "Bloatlens: compile errors");
+  assert.ok(describe({ kind: "stopped", reason: "no language server" }).error);
+});
+
+test("the item counts finished runs and shows the latest state", () => {
+  const bar = new StatusBar();
+  const item = items[items.length - 1];
+  assert.equal(item.text, "$(loading~spin) Bloatlens");
+  assert.equal(item.command, "bloatlens.profileCurrentMain");
+  const run = (findings: number) => {
+    bar.show({ kind: "server", status: { state: "running", mainClass: "Main", findings: 0, stale: 0 } });
+    bar.show({ kind: "server", status: { state: "done", mainClass: "Main", findings, stale: 0, millis: 900 } });
+  };
+  run(2);
+  // A finding going stale is not a new run.
+  bar.show({ kind: "server", status: { state: "done", mainClass: "Main", findings: 2, stale: 1, millis: 900 } });
+  assert.equal(bar.runs, 1);
+  assert.ok(item.backgroundColor, "stale findings colour the item");
+  run(3);
+  assert.equal(bar.runs, 2);
+  assert.equal(item.text, "$(pulse) Bloatlens: 3 findings · 900 ms");
+  assert.equal(item.backgroundColor, undefined);
+});

@@ -36,7 +36,8 @@ function plural(n: number, what: string): string {
   return `${n} ${what}${n === 1 ? "" : "s"}`;
 }
 
-export function describe(s: ClientStatus): Look {
+/** `elapsed`: how long the running profile has been going, in milliseconds. */
+export function describe(s: ClientStatus, elapsed?: number): Look {
   const look = (text: string, tooltip: string, error = false, warning = false) => ({ text, tooltip, error, warning });
   switch (s.kind) {
     case "starting":
@@ -53,7 +54,8 @@ export function describe(s: ClientStatus): Look {
             : look("$(pulse) Bloatlens", "Bloatlens: save a Java file (or run Profile Current Main) to profile");
         case "running":
           return look(
-            `$(loading~spin) Bloatlens: profiling ${st.mainClass ?? ""}`.trimEnd(),
+            `$(loading~spin) Bloatlens: profiling ${st.mainClass ?? ""}`.trimEnd() +
+              (elapsed !== undefined && elapsed >= 1000 ? ` · ${Math.floor(elapsed / 1000)} s` : ""),
             `Bloatlens: compiling and profiling ${st.mainClass ?? "the program"}` +
               (st.findings > 0 ? `; the ${plural(st.findings, "finding")} shown are from the last run` : ""),
           );
@@ -82,6 +84,9 @@ export class StatusBar implements vscode.Disposable {
   /** The last status, and how many runs finished since the extension started (for tests). */
   current: ClientStatus = { kind: "starting" };
   runs = 0;
+  /** While a profile runs, the item counts its seconds. */
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  private runningSince = 0;
 
   constructor() {
     this.item.name = "Bloatlens";
@@ -93,8 +98,22 @@ export class StatusBar implements vscode.Disposable {
     if (s.kind === "server" && s.status.state === "done" && !(this.current.kind === "server" && this.current.status.state === "done")) {
       this.runs += 1;
     }
+    const running = s.kind === "server" && s.status.state === "running";
+    const wasRunning = this.current.kind === "server" && this.current.status.state === "running";
+    if (running && !wasRunning) {
+      this.runningSince = Date.now();
+      this.ticker = setInterval(() => this.render(), 1000);
+    } else if (!running && this.ticker !== undefined) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
     this.current = s;
-    const look = describe(s);
+    this.render();
+  }
+
+  private render(): void {
+    const s = this.current;
+    const look = describe(s, this.ticker !== undefined ? Date.now() - this.runningSince : undefined);
     this.item.text = look.text;
     const tip = new vscode.MarkdownString(
       `${look.tooltip}\n\n[Profile again](command:bloatlens.profileCurrentMain) · [Choose entry point](command:bloatlens.profileEntryPoint) · [Output](command:bloatlens.showOutput)`,
@@ -110,6 +129,7 @@ export class StatusBar implements vscode.Disposable {
   }
 
   dispose(): void {
+    if (this.ticker !== undefined) clearInterval(this.ticker);
     this.item.dispose();
   }
 }

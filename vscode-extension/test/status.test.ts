@@ -8,6 +8,10 @@ test("each state reads as what a developer needs to know", () => {
   const running = describe({ kind: "server", status: { state: "running", mainClass: "app.Main", findings: 3, stale: 0 } });
   assert.equal(running.text, "$(loading~spin) Bloatlens: profiling app.Main");
   assert.match(running.tooltip, /the 3 findings shown are from the last run/);
+  assert.equal(
+    describe({ kind: "server", status: { state: "running", mainClass: "app.Main", findings: 0, stale: 0 } }, 4200).text,
+    "$(loading~spin) Bloatlens: profiling app.Main · 4 s",
+  );
   const done = describe({ kind: "server", status: { state: "done", mainClass: "app.Main", findings: 7, stale: 0, millis: 1234 } });
   assert.equal(done.text, "$(pulse) Bloatlens: 7 findings · 1.2 s");
   assert.ok(!done.warning && !done.error);
@@ -38,4 +42,18 @@ test("the item counts finished runs and shows the latest state", () => {
   assert.equal(bar.runs, 2);
   assert.equal(item.text, "$(pulse) Bloatlens: 3 findings · 900 ms");
   assert.equal(item.backgroundColor, undefined);
+  bar.dispose();
+});
+
+test("a running profile counts its seconds, and stops counting when it ends", async (t) => {
+  t.mock.timers.enable({ apis: ["setInterval", "Date"] });
+  const bar = new StatusBar();
+  const item = items[items.length - 1];
+  bar.show({ kind: "server", status: { state: "running", mainClass: "Main", findings: 0, stale: 0 } });
+  t.mock.timers.tick(3000);
+  assert.equal(item.text, "$(loading~spin) Bloatlens: profiling Main · 3 s");
+  bar.show({ kind: "server", status: { state: "done", mainClass: "Main", findings: 1, stale: 0, millis: 3100 } });
+  t.mock.timers.tick(5000);
+  assert.equal(item.text, "$(pulse) Bloatlens: 1 finding · 3.1 s");
+  bar.dispose();
 });

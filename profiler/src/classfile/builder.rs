@@ -163,6 +163,8 @@ pub mod opcodes {
     pub const NEW: u8 = 0xbb;
     pub const CHECKCAST: u8 = 0xc0;
     pub const INSTANCEOF: u8 = 0xc1;
+    pub const ATHROW: u8 = 0xbf;
+    pub const IFNULL: u8 = 0xc6;
 }
 use opcodes::*;
 

@@ -72,7 +72,8 @@ fn bsm_arg(cp: &ConstantPool, index: u16) -> Result<BsmArg, String> {
 }
 
 /// The class name a `checkcast` of this reference descriptor names (`[I` for arrays).
-fn cast_name(desc: &str) -> &str {
+/// The class constant a field descriptor names (`Ljava/lang/String;` → `java/lang/String`, arrays as is).
+pub(super) fn cast_name(desc: &str) -> &str {
     desc.strip_prefix('L').and_then(|d| d.strip_suffix(';')).unwrap_or(desc)
 }
 
@@ -204,8 +205,8 @@ impl<T: Tracker> Vm<T> {
             return Err(bad("bootstrap is not a method handle".into()));
         };
         let args = bsm.arguments.iter().map(|&a| bsm_arg(cp, a)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
-        let site = self.call_sites;
-        self.call_sites += 1;
+        let site = self.generated_classes;
+        self.generated_classes += 1;
         let owner_name = self.classes[owner as usize].name.clone();
         let (class_file, class_name) = match (&*bsm_class, &*bsm_name) {
             ("java/lang/invoke/LambdaMetafactory", "metafactory" | "altMetafactory") => {

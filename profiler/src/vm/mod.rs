@@ -278,8 +278,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) next_tid_address: u64,
     /// The newest class-file version the JDK in use runs (44 + its feature release).
     pub(crate) max_major_version: u16,
-    /// Call sites linked so far (names the classes they become).
-    call_sites: u32,
+    /// Classes the VM generated so far (linked call sites, field accessors): numbers their names.
+    generated_classes: u32,
 }
 
 impl<T: Tracker> Vm<T> {
@@ -320,7 +320,7 @@ impl<T: Tracker> Vm<T> {
             hash_state: 0x2545_F491,
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
-            call_sites: 0,
+            generated_classes: 0,
             max_major_version: 0,
             next_tid_address: 0,
             threads: Vec::new(),

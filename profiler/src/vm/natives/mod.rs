@@ -6,6 +6,7 @@
 //! implementation instead of the bytecode. That is kept for the few places where the JDK's code
 //! would do what this VM does not (spin classes) — see `reflect.rs`.
 
+mod field_accessor;
 mod invoke;
 mod io;
 mod lang;
@@ -52,6 +53,7 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     nio::register(&mut r);
     resources::register(&mut r);
     reflect::register(&mut r);
+    field_accessor::register(&mut r);
     t
 }
 

@@ -226,7 +226,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Runs `f` with `refs` pinned, so that a collection inside it keeps them.
-    fn pinning<R>(&mut self, refs: &[Ref], f: impl FnOnce(&mut Self) -> R) -> R {
+    pub(super) fn pinning<R>(&mut self, refs: &[Ref], f: impl FnOnce(&mut Self) -> R) -> R {
         let n = self.pinned.len();
         self.pinned.extend_from_slice(refs);
         let r = f(self);

@@ -93,6 +93,7 @@ impl ClassBuilder {
             code: Some(code),
             exceptions: Vec::new(),
             signature: None,
+            hidden: false,
         });
     }
 

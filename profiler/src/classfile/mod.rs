@@ -86,6 +86,8 @@ pub struct MethodInfo {
     pub code: Option<Code>,
     pub exceptions: Vec<Arc<str>>,
     pub signature: Option<Arc<str>>,
+    /// Annotated `@jdk.internal.vm.annotation.Hidden`: left out of stack traces and walks.
+    pub hidden: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -364,7 +366,15 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
     if descriptor::MethodDescriptor::parse(&descriptor).is_none() {
         return Err(r.error(format!("a method descriptor (found {descriptor:?})")));
     }
-    let mut method = MethodInfo { access_flags, name, descriptor, code: None, exceptions: Vec::new(), signature: None };
+    let mut method = MethodInfo {
+        access_flags,
+        name,
+        descriptor,
+        code: None,
+        exceptions: Vec::new(),
+        signature: None,
+        hidden: false,
+    };
     let n = r.u2("method attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
@@ -382,10 +392,59 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
             "Signature" if body.len() == 2 => {
                 method.signature = cp.utf8(u16::from_be_bytes([body[0], body[1]])).ok().cloned()
             }
+            // Malformed annotations do not make a class unloadable: they only hide nothing.
+            "RuntimeVisibleAnnotations" => {
+                method.hidden = annotation_types(cp, &mut a).is_ok_and(|types| types.iter().any(|t| &**t == HIDDEN))
+            }
             _ => {}
         }
     }
     Ok(method)
+}
+
+const HIDDEN: &str = "Ljdk/internal/vm/annotation/Hidden;";
+
+/// The types of a RuntimeVisibleAnnotations attribute's annotations (their values skipped).
+fn annotation_types(cp: &ConstantPool, r: &mut Reader) -> Result<Vec<Arc<str>>, ClassFormatError> {
+    let n = r.u2("num_annotations")?;
+    let mut types = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        types.push(annotation(cp, r)?);
+    }
+    Ok(types)
+}
+
+/// One annotation: its type; its element values are skipped.
+fn annotation(cp: &ConstantPool, r: &mut Reader) -> Result<Arc<str>, ClassFormatError> {
+    let ty = utf8_at(cp, r, "annotation type_index")?;
+    let pairs = r.u2("num_element_value_pairs")?;
+    for _ in 0..pairs {
+        r.u2("element_name_index")?;
+        skip_element_value(cp, r)?;
+    }
+    Ok(ty)
+}
+
+fn skip_element_value(cp: &ConstantPool, r: &mut Reader) -> Result<(), ClassFormatError> {
+    match r.u1("element_value tag")? {
+        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => {
+            r.u2("element value index")?;
+        }
+        b'e' => {
+            r.u2("enum type_name_index")?;
+            r.u2("enum const_name_index")?;
+        }
+        b'@' => {
+            annotation(cp, r)?;
+        }
+        b'[' => {
+            for _ in 0..r.u2("num_values")? {
+                skip_element_value(cp, r)?;
+            }
+        }
+        other => return Err(r.error(format!("an element_value tag (found {other:#x})"))),
+    }
+    Ok(())
 }
 
 fn parse_code(cp: &ConstantPool, r: &mut Reader) -> Result<Code, ClassFormatError> {

@@ -184,6 +184,8 @@ pub struct Method {
     pub raw: Option<crate::classfile::Code>,
     /// Generic signature, for reflection.
     pub signature: Option<Arc<str>>,
+    /// `@Hidden` (the JDK's own glue): left out of stack traces and walks.
+    pub hidden: bool,
     pub code: OnceCell<Rc<Code>>,
     pub vindex: Option<u32>,
 }

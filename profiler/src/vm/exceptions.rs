@@ -117,16 +117,17 @@ impl<T: Tracker> Vm<T> {
         if self.trace_exceptions {
             eprintln!("[bloatlens] {} created\n{}", self.classes[tclass as usize].java_name(), self.java_stack(t));
         }
-        let mut frames = t.frames.iter().rev().peekable();
-        while let Some(f) = frames.peek() {
-            if &*self.methods[f.method as usize].name == "fillInStackTrace" {
+        let stack = self.stack_frames(t);
+        let mut frames = stack.iter().peekable();
+        while let Some(&&(m, _)) = frames.peek() {
+            if &*self.methods[m as usize].name == "fillInStackTrace" {
                 frames.next();
             } else {
                 break;
             }
         }
-        while let Some(f) = frames.peek() {
-            let m = &self.methods[f.method as usize];
+        while let Some(&&(m, _)) = frames.peek() {
+            let m = &self.methods[m as usize];
             if &*m.name == "<init>" && self.is_subtype(tclass, m.class) {
                 frames.next();
             } else {
@@ -134,11 +135,8 @@ impl<T: Tracker> Vm<T> {
             }
         }
         let trace: Vec<i64> = frames
-            .filter(|f| !self.classes[self.methods[f.method as usize].class as usize].hidden)
-            .map(|f| {
-                let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
-                ((f.method as i64) << 32) | bci as i64
-            })
+            .filter(|&&(m, _)| !self.is_hidden_frame(m))
+            .map(|&(m, bci)| ((m as i64) << 32) | bci as i64)
             .collect();
         let long_array = self.load_class("[J").map_err(|_| VmError::Internal("[J".into()))?;
         let depth = trace.len();
@@ -151,6 +149,29 @@ impl<T: Tracker> Vm<T> {
             }
         }
         Ok(())
+    }
+
+    /// A frame stack traces leave out: a method of a class the VM generated, or one the JDK marks
+    /// `@Hidden`.
+    pub(super) fn is_hidden_frame(&self, m: MethodId) -> bool {
+        let method = &self.methods[m as usize];
+        method.hidden || self.classes[method.class as usize].hidden
+    }
+
+    /// The thread's (method, bci) pairs, innermost first, with the natives running between its
+    /// frames (bci 0).
+    pub(super) fn stack_frames(&self, t: &JThread) -> Vec<(MethodId, u16)> {
+        let mut out = Vec::with_capacity(t.frames.len() + t.natives.len());
+        let mut natives = t.natives.iter().rev().peekable();
+        for (depth, f) in t.frames.iter().enumerate().rev() {
+            while let Some(&&(_, m)) = natives.peek().filter(|(below, _)| *below as usize > depth) {
+                out.push((m, 0));
+                natives.next();
+            }
+            out.push((f.method, f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0)));
+        }
+        out.extend(natives.map(|&(_, m)| (m, 0)));
+        out
     }
 
     /// The (method, bci) pairs of a backtrace made by `fill_in_stack_trace`.

@@ -156,6 +156,7 @@ impl<T: Tracker> Vm<T> {
                 arg_slots,
                 raw: m.code.clone(),
                 signature: m.signature.clone(),
+                hidden: m.hidden,
                 code: OnceCell::new(),
                 vindex: None,
             });

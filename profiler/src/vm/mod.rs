@@ -146,6 +146,9 @@ pub struct JThread {
     pub held: Vec<Ref>,
     /// An exception to throw as soon as the thread resumes (InterruptedException).
     pub pending_exception: Ref,
+    /// Native methods running, innermost last, with the number of Java frames below each: natives
+    /// have no frame, but stack traces and stack walks show them as HotSpot does.
+    pub natives: Vec<(u32, class::MethodId)>,
 }
 
 /// Slots a thread's stack starts with, and the most it may grow to.
@@ -160,7 +163,14 @@ impl Default for JThread {
 
 impl JThread {
     pub fn new() -> JThread {
-        JThread { stack: vec![0; STACK_INITIAL], frames: Vec::new(), obj: 0, held: Vec::new(), pending_exception: 0 }
+        JThread {
+            stack: vec![0; STACK_INITIAL],
+            frames: Vec::new(),
+            obj: 0,
+            held: Vec::new(),
+            pending_exception: 0,
+            natives: Vec::new(),
+        }
     }
 
     /// Grows the slot stack (by doubling) so that `slots` fit, up to [`STACK_MAX`]; false beyond.
@@ -278,6 +288,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) next_tid_address: u64,
     /// The newest class-file version the JDK in use runs (44 + its feature release).
     pub(crate) max_major_version: u16,
+    /// `StackWalker` walks in progress.
+    stack_walks: natives::stack_walk::StackWalks,
     /// Classes the VM generated so far (linked call sites, field accessors): numbers their names.
     generated_classes: u32,
 }
@@ -321,6 +333,7 @@ impl<T: Tracker> Vm<T> {
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
             generated_classes: 0,
+            stack_walks: Default::default(),
             max_major_version: 0,
             next_tid_address: 0,
             threads: Vec::new(),

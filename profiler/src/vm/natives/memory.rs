@@ -22,6 +22,12 @@ enum Place {
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const U: &str = "jdk/internal/misc/Unsafe";
+    // The JDK builds sub-word compare-and-swap from int CAS on the enclosing 4-byte word; field
+    // offsets here are slots, not bytes, so the VM does them on the field itself.
+    reg.add(U, "compareAndExchangeByte", "(Ljava/lang/Object;JBB)B", cas::<T, b'B', true>);
+    reg.add(U, "compareAndExchangeShort", "(Ljava/lang/Object;JSS)S", cas::<T, b'S', true>);
+    reg.add(U, "compareAndSetByte", "(Ljava/lang/Object;JBB)Z", cas::<T, b'B', false>);
+    reg.add(U, "compareAndSetShort", "(Ljava/lang/Object;JSS)Z", cas::<T, b'S', false>);
     reg.add(U, "park", "(ZJ)V", |vm, t, a| {
         vm.park(t, a[1] != 0, a[2] as i64)?;
         Ok(0)

@@ -6,7 +6,7 @@
 //! implementation instead of the bytecode. That is kept for the few places where the JDK's code
 //! would do what this VM does not (spin classes) — see `reflect.rs`.
 
-mod field_accessor;
+mod accessors;
 mod invoke;
 mod io;
 mod lang;
@@ -14,6 +14,7 @@ pub(crate) mod memory;
 mod nio;
 mod reflect;
 mod resources;
+pub(crate) mod stack_walk;
 mod zip;
 pub use io::OpenFiles;
 pub use memory::NativeMemory;
@@ -53,7 +54,8 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     nio::register(&mut r);
     resources::register(&mut r);
     reflect::register(&mut r);
-    field_accessor::register(&mut r);
+    accessors::register(&mut r);
+    stack_walk::register(&mut r);
     t
 }
 
@@ -80,6 +82,7 @@ impl<T: Tracker> Vm<T> {
         if T::FLOW {
             self.track_native(t, site, m, args_at, nargs);
         }
+        t.natives.push((t.frames.len() as u32, m));
         let mut buf = [0u64; 16];
         let result = if nargs <= buf.len() {
             buf[..nargs].copy_from_slice(&t.stack[args_at..args_at + nargs]);
@@ -88,6 +91,7 @@ impl<T: Tracker> Vm<T> {
             let args = t.stack[args_at..args_at + nargs].to_vec();
             f(self, t, &args)
         };
+        t.natives.pop();
         // The native may have run Java code (even other threads) in between.
         self.tracker.on_thread(self.current);
         if T::FLOW {

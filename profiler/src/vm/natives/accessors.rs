@@ -1,10 +1,16 @@
-//! Field reflection on JDK 22+, where `Field.get`/`set` go through method handles
-//! (`MethodHandleAccessorFactory.newFieldAccessor`), which this VM does not run. The VM replaces
-//! that factory: for each field it builds a subclass of the JDK's own accessor for the field's type
-//! (`MethodHandleIntegerFieldAccessorImpl`, …) whose two core methods read and write the field
-//! with `getfield`/`putfield` bytecode. Every other method (boxing, widening, `set(Object)`'s
-//! unboxing) and every exception message stay the JDK's, and the access stays visible to trackers.
-//! JDK 17 reflects on fields through Unsafe (see memory.rs) and never calls the factory.
+//! Core reflection on JDK 18+, whose `Method.invoke`, `Constructor.newInstance` and
+//! `Field.get`/`set` go through method handles (`MethodHandleAccessorFactory`) once
+//! `java.lang.invoke` is initialised. This VM does not run method handles, so it replaces two
+//! pieces of that factory:
+//! - `useNativeAccessor` says yes for every method and constructor: they take the JDK's native
+//!   accessors, which reflect.rs implements (as before `java.lang.invoke` starts, and on JDK 17).
+//! - `newFieldAccessor` builds, per field, a subclass of the JDK's own accessor for the field's
+//!   type (`MethodHandleIntegerFieldAccessorImpl`, …) whose two core methods read and write the
+//!   field with `getfield`/`putfield` bytecode. Every other method (boxing, widening,
+//!   `set(Object)`'s unboxing) and every exception message stay the JDK's, and the access stays
+//!   visible to trackers.
+//!
+//! JDK 17 reflects through Unsafe and the native accessors and never calls the factory.
 
 use super::{Registry, VmResult};
 use crate::classfile::builder::{opcodes::*, ClassBuilder, CodeBuilder};
@@ -24,10 +30,16 @@ const IAE: &str = "java/lang/IllegalArgumentException";
 const BASE_INIT: &str = "(Ljava/lang/reflect/Field;Ljava/lang/invoke/MethodHandle;Ljava/lang/invoke/MethodHandle;ZZ)V";
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
-    reg.add(FACTORY, "newFieldAccessor", "(Ljava/lang/reflect/Field;Z)Ljdk/internal/reflect/FieldAccessorImpl;", |vm, t, a| {
-        let (field, read_only) = (a[0] as Ref, a[1] != 0);
-        vm.pinning(&[field], |vm| vm.new_field_accessor(t, field, read_only)).map(|r| r as u64)
-    });
+    reg.add(FACTORY, "useNativeAccessor", "(Ljava/lang/reflect/Executable;)Z", |_, _, _| Ok(1));
+    reg.add(
+        FACTORY,
+        "newFieldAccessor",
+        "(Ljava/lang/reflect/Field;Z)Ljdk/internal/reflect/FieldAccessorImpl;",
+        |vm, t, a| {
+            let (field, read_only) = (a[0] as Ref, a[1] != 0);
+            vm.pinning(&[field], |vm| vm.new_field_accessor(t, field, read_only)).map(|r| r as u64)
+        },
+    );
 }
 
 /// The JDK accessor class for a field of this kind, and the names of its two core methods.
@@ -159,7 +171,9 @@ impl<T: Tracker> Vm<T> {
         let (base_name, _, _) = base_for(field_kind(&desc));
         let base = self.load_or_throw(t, base_name)?;
         let init = self.find_declared_method(base, "<init>", BASE_INIT).ok_or_else(|| {
-            Fault::Fatal(VmError::Unsupported(format!("field reflection on this JDK ({base_name} without {BASE_INIT})")))
+            Fault::Fatal(VmError::Unsupported(format!(
+                "field reflection on this JDK ({base_name} without {BASE_INIT})"
+            )))
         })?;
         self.generated_classes += 1;
         let decl_name = self.classes[decl as usize].name.clone();

@@ -45,6 +45,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+const USAGE: &str = "usage: bloatlens-bench [--rounds N] [--only NAME] [--dir fixtures/bench]";
+
 fn main() -> Result<()> {
     let mut rounds = 3;
     let mut only: Option<String> = None;
@@ -55,7 +57,11 @@ fn main() -> Result<()> {
             "--rounds" => rounds = args.next().context("--rounds N")?.parse()?,
             "--only" => only = args.next(),
             "--dir" => dir = args.next().context("--dir DIR")?.into(),
-            other => bail!("unknown argument {other}"),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => bail!("unknown argument {other} ({USAGE})"),
         }
     }
     let bloatlens = std::env::current_exe()?.with_file_name("bloatlens");

@@ -2,11 +2,11 @@
 
 use super::{ClassPathError, ClassSource, Origin};
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 pub struct JarSource {
-    path: PathBuf,
+    path: Arc<Path>,
     archive: Mutex<zip::ZipArchive<std::fs::File>>,
 }
 
@@ -25,13 +25,13 @@ impl ClassSource for JarSource {
         let mut entry = match archive.by_name(name) {
             Ok(e) => e,
             Err(zip::result::ZipError::FileNotFound) => return Ok(None),
-            Err(e) => return Err(ClassPathError::BadJar { path: self.path.clone(), reason: e.to_string() }),
+            Err(e) => return Err(ClassPathError::BadJar { path: self.path.to_path_buf(), reason: e.to_string() }),
         };
         let mut bytes = Vec::with_capacity(entry.size() as usize);
         entry
             .read_to_end(&mut bytes)
-            .map_err(|e| ClassPathError::BadJar { path: self.path.clone(), reason: format!("{name}: {e}") })?;
-        Ok(Some((bytes, Origin::ClassPath)))
+            .map_err(|e| ClassPathError::BadJar { path: self.path.to_path_buf(), reason: format!("{name}: {e}") })?;
+        Ok(Some((bytes, Origin::ClassPath(self.path.clone()))))
     }
     fn describe(&self) -> String {
         self.path.display().to_string()

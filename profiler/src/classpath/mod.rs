@@ -9,6 +9,7 @@ pub use jar::JarSource;
 pub use jdk::Jdk;
 pub use jimage::JImage;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClassPathError {
@@ -26,11 +27,12 @@ pub enum ClassPathError {
     NoModules(PathBuf),
 }
 
-/// Where a class came from: the JDK's module (for stack traces) or the user's class path.
+/// Where a class came from: the JDK's module (for stack traces) or the user's class path entry
+/// (a directory or jar: its code source).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     Module(String),
-    ClassPath,
+    ClassPath(Arc<Path>),
 }
 
 /// A place that may hold classes and resources, keyed by path (`java/lang/String.class`,
@@ -41,11 +43,12 @@ pub trait ClassSource: Send + Sync {
 }
 
 pub struct DirSource {
-    root: PathBuf,
+    root: Arc<Path>,
 }
 
 impl DirSource {
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root: PathBuf = root.into();
         DirSource { root: root.into() }
     }
 }
@@ -54,7 +57,7 @@ impl ClassSource for DirSource {
     fn resource(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
         let path = self.root.join(name);
         match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some((bytes, Origin::ClassPath))),
+            Ok(bytes) => Ok(Some((bytes, Origin::ClassPath(self.root.clone())))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(ClassPathError::Io { path, source }),
         }

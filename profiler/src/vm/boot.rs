@@ -157,6 +157,14 @@ impl<T: Tracker> Vm<T> {
     /// uncaught exception is printed by the thread's uncaught-exception handler (HotSpot's format)
     /// and gives status 1.
     pub fn run_main(&mut self, t: &mut JThread, main_class: &str, args: &[String]) -> Outcome {
+        // JDK 21+ read a class's protection domain from its mirror: make the class path's before
+        // any of its classes loads. One that cannot be made leaves its classes without, as the JDK's.
+        self.wk.class_protection_domain = self.field_slot(self.wk.class, "protectionDomain");
+        if self.wk.class_protection_domain.is_some() {
+            for entry in std::env::split_paths(&self.opts.class_path.clone()).filter(|p| !p.as_os_str().is_empty()) {
+                let _ = self.protection_domain(t, &entry.into());
+            }
+        }
         let internal = main_class.replace('.', "/");
         let class = match self.load_class(&internal) {
             Ok(c) => c,

@@ -71,7 +71,7 @@ impl<T: Tracker> Vm<T> {
         }
         match &self.classes[c as usize].origin {
             Origin::Module(m) => format!("module {m} of loader 'bootstrap'"),
-            Origin::ClassPath => "unnamed module of loader 'app'".to_string(),
+            Origin::ClassPath(_) => "unnamed module of loader 'app'".to_string(),
         }
     }
 
@@ -209,7 +209,7 @@ impl<T: Tracker> Vm<T> {
         let file = c.file.as_ref().and_then(|f| f.source_file.clone());
         let module = match &c.origin {
             Origin::Module(m) => Some(m.clone()),
-            Origin::ClassPath => None,
+            Origin::ClassPath(_) => None,
         };
         let ste_class = self.heap.get(ste).class;
         let slot = |vm: &Self, n: &str| vm.field_slot(ste_class, n);

@@ -28,6 +28,7 @@ impl<T: Tracker> Vm<T> {
         roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
         roots.extend(self.classes.iter().map(|c| c.mirror.get()));
         roots.extend(self.interned.values().copied());
+        roots.extend(self.protection_domains.values().copied());
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
         roots.retain(|&r| self.heap.is_live(r));

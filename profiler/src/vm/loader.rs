@@ -421,6 +421,11 @@ impl<T: Tracker> Vm<T> {
         if let Some(slot) = self.wk.class_module {
             fields[slot as usize] = self.wk.unnamed_module as u64;
         }
+        if let (Some(slot), Origin::ClassPath(entry)) =
+            (self.wk.class_protection_domain, &self.classes[id as usize].origin)
+        {
+            fields[slot as usize] = self.protection_domains.get(entry).copied().unwrap_or(0) as u64;
+        }
         let r = self.heap.alloc(class_class, ObjData::Fields(fields.into()));
         self.classes[id as usize].mirror.set(r);
         r

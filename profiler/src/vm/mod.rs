@@ -229,6 +229,8 @@ pub struct WellKnown {
     /// The unnamed module of every class, and the mirror slot that holds it.
     pub unnamed_module: Ref,
     pub class_module: Option<u32>,
+    /// JDK 21+: the mirror slot of a class's protection domain (JDK 17 asks a native instead).
+    pub class_protection_domain: Option<u32>,
 }
 
 pub struct Vm<T: Tracker = NoTracker> {
@@ -288,6 +290,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) next_tid_address: u64,
     /// The newest class-file version the JDK in use runs (44 + its feature release).
     pub(crate) max_major_version: u16,
+    /// The protection domain of each class path entry (GC roots).
+    protection_domains: HashMap<Arc<std::path::Path>, heap::Ref>,
     /// `StackWalker` walks in progress.
     stack_walks: natives::stack_walk::StackWalks,
     /// Classes the VM generated so far (linked call sites, field accessors): numbers their names.
@@ -334,6 +338,7 @@ impl<T: Tracker> Vm<T> {
             last_fatal_stack: String::new(),
             generated_classes: 0,
             stack_walks: Default::default(),
+            protection_domains: HashMap::new(),
             max_major_version: 0,
             next_tid_address: 0,
             threads: Vec::new(),

@@ -102,7 +102,7 @@ pub struct Context<'a> {
 /// class the VM generated). Also for analyses that ask after the run, from the VM's tables.
 pub fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
     let class = &classes[methods[m as usize].class as usize];
-    class.origin == Origin::ClassPath && !class.hidden
+    matches!(class.origin, Origin::ClassPath(_)) && !class.hidden
 }
 
 impl Context<'_> {

@@ -309,7 +309,16 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
     });
     reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| Ok(0));
-    reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |_, _, _| Ok(0));
+    // A class from the class path has its entry as code source (`getCodeSource().getLocation()`
+    // finds the jar or directory, as programs and sun.misc.Unsafe's warning ask); the JDK's own
+    // classes have none.
+    reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |vm, t, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        match vm.classes[c as usize].origin.clone() {
+            crate::classpath::Origin::ClassPath(entry) => vm.protection_domain(t, &entry).map(|pd| pd as u64),
+            crate::classpath::Origin::Module(_) => Ok(0),
+        }
+    });
     reg.add("java/lang/Class", "getNestHost0", "()Ljava/lang/Class;", |vm, t, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let host = vm.classes[c as usize].file.as_ref().and_then(|f| f.nest_host.clone());
@@ -549,6 +558,48 @@ fn type_name_len(e: Elem, len: i64) -> String {
 }
 
 impl<T: Tracker> Vm<T> {
+    /// The protection domain of a class path entry, made once: a `CodeSource` whose location is the
+    /// entry's canonical `file:` URL (a directory's ends in `/`), as the JDK's app class loader makes.
+    pub(crate) fn protection_domain(
+        &mut self,
+        t: &mut JThread,
+        entry: &std::sync::Arc<std::path::Path>,
+    ) -> VmResult<Ref> {
+        if let Some(&pd) = self.protection_domains.get(entry) {
+            return Ok(pd);
+        }
+        let path = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.to_path_buf());
+        let pinned = self.pinned.len();
+        let made = (|| {
+            let name = self.intern_str(&path.to_string_lossy());
+            let file = self.construct(t, "java/io/File", "(Ljava/lang/String;)V", &[name as u64])?;
+            self.pinned.push(file);
+            let uri = self.call_declared(t, "java/io/File", "toURI", "()Ljava/net/URI;", &[file as u64])?;
+            self.pinned.push(uri as Ref);
+            let url = self.call_declared(t, "java/net/URI", "toURL", "()Ljava/net/URL;", &[uri])?;
+            self.pinned.push(url as Ref);
+            let certs = "(Ljava/net/URL;[Ljava/security/cert/Certificate;)V";
+            let cs = self.construct(t, "java/security/CodeSource", certs, &[url, 0])?;
+            self.pinned.push(cs);
+            let pd_init = "(Ljava/security/CodeSource;Ljava/security/PermissionCollection;)V";
+            self.construct(t, "java/security/ProtectionDomain", pd_init, &[cs as u64, 0])
+        })();
+        self.pinned.truncate(pinned);
+        let pd = made?;
+        self.protection_domains.insert(entry.clone(), pd);
+        Ok(pd)
+    }
+
+    /// Calls `class.name desc` (declared there) with `args`, the receiver first.
+    fn call_declared(&mut self, t: &mut JThread, class: &str, name: &str, desc: &str, args: &[u64]) -> VmResult<u64> {
+        let c = self.load_or_throw(t, class)?;
+        self.initialize(t, c)?;
+        let m = self
+            .find_declared_method(c, name, desc)
+            .ok_or_else(|| VmError::Internal(format!("{class}.{name}{desc} not found")))?;
+        self.invoke(t, m, args)
+    }
+
     /// The identity hash, assigned on first request from a xorshift sequence (as HotSpot's
     /// default `hashCode=5` mode does) and stored in the object header.
     pub fn identity_hash(&mut self, r: Ref) -> i32 {

@@ -212,7 +212,7 @@ impl<T: Tracker> Vm<T> {
         self.ref_array(t, "[Ljava/lang/Class;", mirrors).map(|r| r as Ref)
     }
 
-    fn construct(&mut self, t: &mut JThread, class: &str, desc: &str, args: &[u64]) -> VmResult<Ref> {
+    pub(super) fn construct(&mut self, t: &mut JThread, class: &str, desc: &str, args: &[u64]) -> VmResult<Ref> {
         let c = self.load_or_throw(t, class)?;
         self.initialize(t, c)?;
         let ctor = self

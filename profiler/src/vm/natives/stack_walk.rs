@@ -162,8 +162,8 @@ impl<T: Tracker> Vm<T> {
         };
         for (i, &(m, bci)) in frames.iter().enumerate() {
             let class = self.methods[m as usize].class;
-            let mirror = self.mirror(class);
             if class_array {
+                let mirror = self.mirror(class);
                 self.set_element(buffer, start + i, mirror);
                 continue;
             }
@@ -202,7 +202,7 @@ impl<T: Tracker> Vm<T> {
         let access = self.methods[m as usize].access as u64;
         let (name, desc) = (self.methods[m as usize].name.clone(), self.methods[m as usize].descriptor.clone());
         let mirror = self.mirror(class);
-        if self.field_slot(fc, "classOrMemberName").is_some() {
+        let named = if self.field_slot(fc, "classOrMemberName").is_some() {
             // JDK 21+.
             let flags = self.get_named(frame, "flags");
             self.set_named(frame, "flags", (flags as u32 as u64) | access);
@@ -215,6 +215,7 @@ impl<T: Tracker> Vm<T> {
             self.set_named(rmn, "vmholder", mirror as u64);
             self.set_named(frame, "classOrMemberName", rmn as u64);
             self.stack_walks.methods.insert(rmn, m);
+            frame
         } else {
             // JDK 17: the frame's own MemberName.
             let member = self.get_named(frame, "memberName") as Ref;
@@ -229,17 +230,13 @@ impl<T: Tracker> Vm<T> {
             self.set_named(member, "clazz", mirror as u64);
             self.set_named(member, "flags", access | IS_METHOD | (kind << REF_KIND_SHIFT));
             self.stack_walks.methods.insert(member, m);
-            let name_ref = self.intern_str(&name);
-            self.set_named(member, "name", name_ref as u64);
-            let desc_ref = self.intern_str(&desc);
-            self.set_named(member, "type", desc_ref as u64);
-            self.set_named(frame, "bci", bci as u64);
-            return Ok(());
-        }
+            member
+        };
+        // The method's name and descriptor (on the frame, or on JDK 17's MemberName), the frame's bci.
         let name_ref = self.intern_str(&name);
-        self.set_named(frame, "name", name_ref as u64);
+        self.set_named(named, "name", name_ref as u64);
         let desc_ref = self.intern_str(&desc);
-        self.set_named(frame, "type", desc_ref as u64);
+        self.set_named(named, "type", desc_ref as u64);
         self.set_named(frame, "bci", bci as u64);
         Ok(())
     }

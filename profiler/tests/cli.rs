@@ -84,7 +84,7 @@ fn class_file_version_newer_than_supported() {
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[6..8].copy_from_slice(&70u16.to_be_bytes());
     std::fs::write(&path, bytes).unwrap();
-    assert_vm_error(&run_in(&classes(&d), "Hello", &[]), "class-file version 70");
+    assert_vm_error(&run_in(&classes(&d), "Hello", &[]), "class file version 70.0");
 }
 
 #[test]

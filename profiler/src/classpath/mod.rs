@@ -31,8 +31,12 @@ pub enum ClassPathError {
 /// (a directory or jar: its code source).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// A module of the JDK's runtime image.
     Module(String),
+    /// A directory or jar of the class path.
     ClassPath(Arc<Path>),
+    /// Defined at run time from bytes with no file behind them (generated classes).
+    Generated,
 }
 
 /// A place that may hold classes and resources, keyed by path (`java/lang/String.class`,

@@ -1,8 +1,9 @@
 //! Start-up, as HotSpot's `create_vm` does it: the core classes, the primitive classes, the
-//! `main` thread and its thread groups, `UnsafeConstants`, then `System.initPhase1` for real,
-//! so that `System.out` is the JDK's own PrintStream. Phases 2 and 3 (the module system and
-//! the system class loader) are replaced by one unnamed module that every class belongs to.
-//! Then `run_main` loads the user's class and runs `main`, and the shutdown hooks after it.
+//! `main` thread and its thread groups, `UnsafeConstants`, then the JDK's own three phases:
+//! `System.initPhase1` (properties, `System.out`), `initPhase2` (the module system: the boot layer
+//! and the JDK's class loaders, told to the VM through `Module.defineModule0`) and `initPhase3`
+//! (the system class loader, the main thread's context loader). Then `run_main` loads the user's
+//! class through the system class loader and runs `main`, and the shutdown hooks after it.
 
 use super::class::ClassId;
 use super::heap::Ref;
@@ -62,6 +63,10 @@ impl<T: Tracker> Vm<T> {
         self.wk.string_value = slot(self, "java/lang/String", "value")?;
         self.wk.string_coder = slot(self, "java/lang/String", "coder")?;
         self.wk.class_component_type = self.field_slot(self.wk.class, "componentType");
+        self.wk.class_module = self.field_slot(self.wk.class, "module");
+        self.wk.class_loader = self.field_slot(self.wk.class, "classLoader");
+        // JDK 21+ keep a class's protection domain in its mirror (JDK 17 asks a native).
+        self.wk.class_protection_domain = self.field_slot(self.wk.class, "protectionDomain");
         let throwable = self.boot_class("java/lang/Throwable")?;
         self.wk.throwable_backtrace = slot(self, "java/lang/Throwable", "backtrace")?;
         self.wk.throwable_depth = self.field_slot(throwable, "depth");
@@ -121,34 +126,22 @@ impl<T: Tracker> Vm<T> {
         ] {
             self.boot_init(t, c)?;
         }
-        self.create_unnamed_module(t)?;
         // As HotSpot: Method (and so AccessibleObject, which registers reflection's shared
         // secrets) and Finalizer are initialized before phase 1.
         self.boot_init(t, "java/lang/reflect/Method")?;
         self.boot_init(t, "java/lang/ref/Finalizer")?;
         self.boot_call(t, "java/lang/System", "initPhase1", "()V", &[])?;
-        // No phase 2 or 3: the VM stays at init level 1 ("no module system"), which is what the
-        // JDK's own code checks before it consults the boot layer.
-        self.booted = true;
-        Ok(())
-    }
-
-    /// The one unnamed module every class belongs to (stand-in for the module graph of phase 2).
-    fn create_unnamed_module(&mut self, t: &mut JThread) -> Result<(), VmError> {
-        let module_class = self.boot_class("java/lang/Module")?;
-        let module = self.alloc_instance(module_class);
-        self.extra_roots.push(module);
-        self.boot_call(t, "java/lang/Module", "<init>", "(Ljava/lang/ClassLoader;)V", &[module as u64, 0])?;
-        self.wk.unnamed_module = module;
-        self.wk.class_module = self.field_slot(self.wk.class, "module");
-        if let Some(slot) = self.wk.class_module {
-            for c in 0..self.classes.len() {
-                let m = self.classes[c].mirror.get();
-                if m != 0 {
-                    self.set_field(m, slot, module as u64);
-                }
-            }
+        // HotSpot passes (DisplayVMOutputToStderr, log init): the JDK prints why the boot layer
+        // could not be made and answers -1.
+        let trace = std::env::var_os("BLOATLENS_DEBUG").is_some() as u64;
+        if self.boot_call(t, "java/lang/System", "initPhase2", "(ZZ)I", &[trace, trace])? as i32 != 0 {
+            return Err(VmError::Boot("the module system could not be initialized (System.initPhase2)".into()));
         }
+        self.boot_call(t, "java/lang/System", "initPhase3", "()V", &[])?;
+        self.system_loader =
+            self.boot_call(t, "java/lang/ClassLoader", "getSystemClassLoader", "()Ljava/lang/ClassLoader;", &[])?
+                as Ref;
+        self.booted = true;
         Ok(())
     }
 
@@ -157,19 +150,28 @@ impl<T: Tracker> Vm<T> {
     /// uncaught exception is printed by the thread's uncaught-exception handler (HotSpot's format)
     /// and gives status 1.
     pub fn run_main(&mut self, t: &mut JThread, main_class: &str, args: &[String]) -> Outcome {
-        // JDK 21+ read a class's protection domain from its mirror: make the class path's before
-        // any of its classes loads. One that cannot be made leaves its classes without, as the JDK's.
-        self.wk.class_protection_domain = self.field_slot(self.wk.class, "protectionDomain");
-        if self.wk.class_protection_domain.is_some() {
-            for entry in std::env::split_paths(&self.opts.class_path.clone()).filter(|p| !p.as_os_str().is_empty()) {
-                let _ = self.protection_domain(t, &entry.into());
-            }
-        }
+        // As the launcher: Class.forName(name, false, ClassLoader.getSystemClassLoader()).
         let internal = main_class.replace('.', "/");
-        let class = match self.load_class(&internal) {
+        let loader = self.system_loader;
+        self.nesting += 1;
+        let loaded = self.ask_loader(t, loader, &internal);
+        self.nesting -= 1;
+        let class = match loaded {
             Ok(c) => c,
-            Err(LoadError::NotFound(_)) => return Outcome::Stopped(VmError::MainClassNotFound(main_class.to_string())),
-            Err(LoadError::Fatal(e)) => return Outcome::Stopped(e),
+            Err(Fault::Exception(e)) => {
+                let class = main_class.to_string();
+                let described = self.describe_exception(e);
+                return Outcome::Stopped(if described.starts_with("java.lang.ClassNotFoundException") {
+                    VmError::MainClassNotFound { class, hint: self.class_path_problems() }
+                } else {
+                    VmError::MainClassLinkage { class, error: described }
+                });
+            }
+            Err(Fault::Fatal(e)) => return Outcome::Stopped(e),
+            Err(Fault::Exit(s)) => return Outcome::Exited(s),
+            Err(Fault::Yield) => {
+                return Outcome::Stopped(VmError::Internal("a yield while loading the main class".into()))
+            }
         };
         let main = match self.find_declared_method(class, "main", "([Ljava/lang/String;)V") {
             Some(m) if self.methods[m as usize].is_static() => m,
@@ -242,6 +244,24 @@ impl<T: Tracker> Vm<T> {
             }
         }
         outcome
+    }
+
+    /// Why the class path may not hold the main class: entries that do not exist or are not
+    /// jars (the JDK's loader skips them silently, as HotSpot does).
+    fn class_path_problems(&self) -> String {
+        let mut problems = Vec::new();
+        for entry in std::env::split_paths(&self.opts.class_path).filter(|p| !p.as_os_str().is_empty()) {
+            if !entry.exists() {
+                problems.push(format!("{} does not exist", entry.display()));
+            } else if entry.is_file() && crate::classpath::open_entry(&entry).is_err() {
+                problems.push(format!("{} is not a valid jar", entry.display()));
+            }
+        }
+        if problems.is_empty() {
+            String::new()
+        } else {
+            format!(" (class path entry {})", problems.join("; "))
+        }
     }
 
     fn finish(&mut self, o: Outcome) -> Outcome {

@@ -1,6 +1,7 @@
 //! The runtime shapes of classes and methods, after loading and linking.
 
 use super::decode::Code;
+use super::heap::Ref;
 use crate::classfile::descriptor::{Kind, MethodDescriptor};
 use crate::classfile::{access, ClassFile};
 use crate::classpath::Origin;
@@ -134,6 +135,11 @@ pub struct Class {
     pub interfaces: Vec<ClassId>,
     pub file: Option<Rc<ClassFile>>,
     pub origin: Origin,
+    /// The defining class loader (0: the boot loader). Symbolic references of this class are
+    /// resolved through it.
+    pub loader: Ref,
+    /// The protection domain given when the class was defined (0: none).
+    pub protection_domain: Ref,
     /// Declared fields, static and instance.
     pub fields: Vec<Field>,
     /// Instance slots, inherited ones included.
@@ -166,9 +172,20 @@ impl Class {
     pub fn java_name(&self) -> String {
         self.name.replace('/', ".")
     }
+    /// The package part of the internal name (`java/lang` for `java/lang/String`, empty for none).
+    pub fn package(&self) -> &str {
+        package_of(&self.name)
+    }
     pub fn field(&self, name: &str, descriptor: Option<&str>) -> Option<&Field> {
         self.fields.iter().find(|f| &*f.name == name && descriptor.is_none_or(|d| &*f.descriptor == d))
     }
+}
+
+/// The package part of an internal class name (`java/lang` for `java/lang/String`). A hidden
+/// class's name (`Foo/0x1`) counts from before its suffix.
+pub fn package_of(name: &str) -> &str {
+    let name = super::class_loaders::hidden_base_name(name);
+    name.rsplit_once('/').map(|(p, _)| p).unwrap_or("")
 }
 
 pub struct Method {

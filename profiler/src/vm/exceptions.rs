@@ -1,11 +1,10 @@
 //! Java exceptions raised by the VM itself (with HotSpot's messages), stack traces
 //! (`Throwable.fillInStackTrace` and `StackTraceElement`), budgets and the stack-depth cap.
 
-use super::class::{ClassId, ClassKind, MethodId};
+use super::class::{ClassId, MethodId};
 use super::heap::{ObjData, Ref};
 use super::loader::LoadError;
 use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
-use crate::classpath::Origin;
 
 /// Frames allowed beyond the cap while the StackOverflowError itself is being built.
 const OVERFLOW_SLACK: usize = 200;
@@ -55,24 +54,13 @@ impl<T: Tracker> Vm<T> {
     /// HotSpot's ClassCastException message, module and loader included.
     pub(super) fn throw_class_cast(&mut self, t: &mut JThread, from: ClassId, to: ClassId) -> Fault {
         let (a, b) = (self.classes[from as usize].java_name(), self.classes[to as usize].java_name());
-        let (ma, mb) = (self.module_description(from), self.module_description(to));
+        let (ma, mb) = (self.module_and_loader(from), self.module_and_loader(to));
         let msg = if ma == mb {
             format!("class {a} cannot be cast to class {b} ({a} and {b} are in {ma})")
         } else {
             format!("class {a} cannot be cast to class {b} ({a} is in {ma}; {b} is in {mb})")
         };
         self.throw_new(t, "java/lang/ClassCastException", Some(&msg))
-    }
-
-    fn module_description(&self, c: ClassId) -> String {
-        let mut c = c;
-        while let ClassKind::Array { component, .. } = self.classes[c as usize].kind {
-            c = component;
-        }
-        match &self.classes[c as usize].origin {
-            Origin::Module(m) => format!("module {m} of loader 'bootstrap'"),
-            Origin::ClassPath(_) => "unnamed module of loader 'app'".to_string(),
-        }
     }
 
     pub(super) fn depth_limit(&self) -> usize {
@@ -207,9 +195,21 @@ impl<T: Tracker> Vm<T> {
         let c = &self.classes[class as usize];
         let class_name = c.java_name();
         let file = c.file.as_ref().and_then(|f| f.source_file.clone());
-        let module = match &c.origin {
-            Origin::Module(m) => Some(m.clone()),
-            Origin::ClassPath(_) => None,
+        let loader = c.loader;
+        let module = self.module_of(class);
+        let module_name = self.module_name_of(class);
+        // As HotSpot: the loader's name (null for unnamed loaders), a named module's name and version.
+        let loader_name = if loader == 0 { 0 } else { self.get_named(loader, "name") };
+        let module_version = match (module, &module_name) {
+            (0, _) | (_, None) => 0,
+            _ => {
+                let descriptor = self.get_named(module, "descriptor") as Ref;
+                if descriptor == 0 {
+                    0
+                } else {
+                    self.get_named(descriptor, "rawVersionString")
+                }
+            }
         };
         let ste_class = self.heap.get(ste).class;
         let slot = |vm: &Self, n: &str| vm.field_slot(ste_class, n);
@@ -220,7 +220,9 @@ impl<T: Tracker> Vm<T> {
             ("methodName", self.intern_str(&method_name) as u64),
             ("fileName", file.map(|f| self.intern_str(&f) as u64).unwrap_or(0)),
             ("lineNumber", line as u32 as u64),
-            ("moduleName", module.map(|m| self.intern_str(&m) as u64).unwrap_or(0)),
+            ("moduleName", module_name.map(|m| self.intern_str(&m) as u64).unwrap_or(0)),
+            ("moduleVersion", module_version),
+            ("classLoaderName", loader_name),
         ];
         for (name, v) in values {
             if let Some(s) = slot(self, name) {

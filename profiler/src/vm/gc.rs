@@ -28,7 +28,11 @@ impl<T: Tracker> Vm<T> {
         roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
         roots.extend(self.classes.iter().map(|c| c.mirror.get()));
         roots.extend(self.interned.values().copied());
-        roots.extend(self.protection_domains.values().copied());
+        roots.extend(self.classes.iter().flat_map(|c| [c.loader, c.protection_domain]));
+        roots.extend(self.loaders.iter().copied());
+        roots.extend(self.namespaces.keys().copied());
+        roots.extend(self.package_modules.values().copied());
+        roots.push(self.boot_unnamed_module);
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
         roots.retain(|&r| self.heap.is_live(r));

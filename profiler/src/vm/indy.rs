@@ -205,6 +205,8 @@ impl<T: Tracker> Vm<T> {
             return Err(bad("bootstrap is not a method handle".into()));
         };
         let args = bsm.arguments.iter().map(|&a| bsm_arg(cp, a)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+        // As HotSpot, the bootstrap method's class is resolved through the caller's loader.
+        self.load_seen_from(t, owner, &bsm_class)?;
         let site = self.generated_classes;
         self.generated_classes += 1;
         let owner_name = self.classes[owner as usize].name.clone();
@@ -229,15 +231,8 @@ impl<T: Tracker> Vm<T> {
                 ))))
             }
         };
-        let origin = self.classes[owner as usize].origin.clone();
-        let class = match self.define_parsed(&class_name, class_file, origin) {
-            Ok(c) => c,
-            Err(super::loader::LoadError::NotFound(n)) => {
-                return Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n)))
-            }
-            Err(super::loader::LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
-        };
-        self.classes[class as usize].hidden = true;
+        debug_assert_eq!(*class_file.this_class, *class_name);
+        let class = self.define_generated(t, owner, class_file)?;
         self.initialize(t, class)?;
         let entry = self
             .find_declared_method(class, SITE_METHOD, &desc)

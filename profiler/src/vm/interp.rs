@@ -45,7 +45,7 @@ impl<T: Tracker> Vm<T> {
             return Err(self.stack_overflow(t));
         }
         t.stack[start..start + args.len()].copy_from_slice(args);
-        if T::FLOW {
+        if T::FLOW && self.observed() {
             (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
         }
         if self.methods[m as usize].is_native() {
@@ -74,6 +74,32 @@ impl<T: Tracker> Vm<T> {
         let r = self.run(t, base);
         self.nesting -= 1;
         r
+    }
+
+    /// Calls the method `name desc` that `receiver`'s class answers to (virtual dispatch) from Rust;
+    /// `args` follow the receiver.
+    pub fn invoke_virtual(
+        &mut self,
+        t: &mut JThread,
+        receiver: super::heap::Ref,
+        name: &str,
+        desc: &str,
+        args: &[u64],
+    ) -> VmResult<u64> {
+        let class = self.heap.get(receiver).class;
+        let m = self
+            .find_sig(name, desc)
+            .and_then(|sig| self.classes[class as usize].dispatch.get(&sig).copied())
+            .ok_or_else(|| {
+                super::VmError::Internal(format!(
+                    "{} has no method {name}{desc}",
+                    self.classes[class as usize].java_name()
+                ))
+            })?;
+        let mut full = Vec::with_capacity(args.len() + 1);
+        full.push(receiver as u64);
+        full.extend_from_slice(args);
+        self.invoke(t, m, &full)
     }
 
     /// The decoded code of a method, decoding it on first use.
@@ -105,12 +131,18 @@ impl<T: Tracker> Vm<T> {
             None => Site { method: m, pc: 0 },
         };
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
-        let this = if T::FLOW && !self.methods[m as usize].is_static() { t.stack[locals] as Ref } else { 0 };
-        if T::INSTRUCTIONS {
-            self.tracker.on_instructions(self.instructions);
+        let this = if T::FLOW && self.observed() && !self.methods[m as usize].is_static() {
+            t.stack[locals] as Ref
+        } else {
+            0
+        };
+        if T::INSTRUCTIONS && self.observed() {
+            self.tracker.on_instructions(self.observed_instructions());
         }
-        self.tracker.on_thread(self.current);
-        self.tracker.on_call(site, m, t.frames.len(), this);
+        if self.observed() {
+            self.tracker.on_thread(self.current);
+            self.tracker.on_call(site, m, t.frames.len(), this);
+        }
         Ok(())
     }
 
@@ -126,10 +158,12 @@ impl<T: Tracker> Vm<T> {
         let mut sp = top.sp as usize;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
-        if T::INSTRUCTIONS {
-            self.tracker.on_instructions(self.instructions);
+        if self.observed() {
+            if T::INSTRUCTIONS {
+                self.tracker.on_instructions(self.observed_instructions());
+            }
+            self.tracker.on_thread(self.current);
         }
-        self.tracker.on_thread(self.current);
 
         macro_rules! flush_count {
             () => {{
@@ -344,7 +378,7 @@ impl<T: Tracker> Vm<T> {
                         ($callee:expr, $args:expr) => {{
                             let callee: MethodId = $callee;
                             let args = $args as usize;
-                            if T::FLOW {
+                            if T::FLOW && self.observed() {
                                 self.track_call(t, site!(), callee, sp - args, lp);
                             }
                             let decoded = match self.methods[callee as usize].code.get() {
@@ -386,7 +420,7 @@ impl<T: Tracker> Vm<T> {
                     pc += 1;
                     executed += 1;
                     'dispatch: loop {
-                        if T::FLOW {
+                        if T::FLOW && self.observed() {
                             self.track_op(t, op, mid, pc - 1, lp, sp);
                         }
                         match op {
@@ -773,9 +807,13 @@ impl<T: Tracker> Vm<T> {
                                 };
                                 if T::INSTRUCTIONS {
                                     flush_count!();
-                                    self.tracker.on_instructions(self.instructions);
                                 }
-                                self.tracker.on_return(mid);
+                                if self.observed() {
+                                    if T::INSTRUCTIONS {
+                                        self.tracker.on_instructions(self.observed_instructions());
+                                    }
+                                    self.tracker.on_return(mid);
+                                }
                                 let done = t.frames.pop().expect("a frame");
                                 if done.monitor != 0 {
                                     self.exit_monitor(t, done.monitor);
@@ -872,7 +910,9 @@ impl<T: Tracker> Vm<T> {
                                     tri!(self.make_room(t, 0));
                                 }
                                 let r = self.alloc_instance(c);
-                                self.track_alloc(t, site!(), r, c, lp, sp);
+                                if self.observed() {
+                                    self.track_alloc(t, site!(), r, c, lp, sp);
+                                }
                                 push!(r as u64)
                             }
                             Op::NewArray(_) | Op::ANewArray(_) => {
@@ -891,7 +931,9 @@ impl<T: Tracker> Vm<T> {
                                     _ => unreachable!(),
                                 };
                                 let r = tri!(self.new_array_checked(t, class, len as usize));
-                                self.track_alloc(t, site!(), r, class, lp, sp);
+                                if self.observed() {
+                                    self.track_alloc(t, site!(), r, class, lp, sp);
+                                }
                                 push!(r as u64)
                             }
                             Op::MultiANewArrayCp(cp, dims) => {
@@ -910,7 +952,9 @@ impl<T: Tracker> Vm<T> {
                                     ))
                                 }
                                 let r = tri!(self.multi_new_array(t, class, &counts));
-                                self.track_alloc(t, site!(), r, class, lp, sp);
+                                if self.observed() {
+                                    self.track_alloc(t, site!(), r, class, lp, sp);
+                                }
                                 push!(r as u64)
                             }
                             Op::ArrayLength => {
@@ -1007,7 +1051,7 @@ impl<T: Tracker> Vm<T> {
                     top.pc = h;
                     let stack_base = top.locals as usize + top.code.max_locals as usize;
                     t.stack[stack_base] = exception as u64;
-                    if T::FLOW {
+                    if T::FLOW && self.observed() {
                         self.tracker.flow_new(stack_base);
                     }
                     top.sp = stack_base as u32 + 1;
@@ -1015,7 +1059,7 @@ impl<T: Tracker> Vm<T> {
                     continue 'outer;
                 }
                 if T::INSTRUCTIONS {
-                    self.tracker.on_instructions(self.instructions);
+                    self.tracker.on_instructions(self.observed_instructions());
                 }
                 self.tracker.on_return(f.method);
                 if let Some(done) = t.frames.pop() {

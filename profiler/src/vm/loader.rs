@@ -30,15 +30,28 @@ impl From<VmError> for LoadError {
 pub use crate::classfile::descriptor::PRIMITIVES;
 
 impl<T: Tracker> Vm<T> {
+    /// A class the boot loader has loaded, by internal name.
     pub fn lookup_class(&self, name: &str) -> Option<ClassId> {
-        self.class_by_name.get(name).copied()
+        self.lookup_in(0, name)
+    }
+
+    /// A class `loader` has defined or been the initiating loader of (0: the boot loader).
+    pub fn lookup_in(&self, loader: Ref, name: &str) -> Option<ClassId> {
+        self.namespaces.get(&loader).and_then(|ns| ns.get(name)).copied()
+    }
+
+    /// Records that `loader` answers `name` with `id` (as defining or initiating loader).
+    pub(super) fn register_name(&mut self, loader: Ref, name: &str, id: ClassId) {
+        self.namespaces.entry(loader).or_default().insert(Arc::from(name), id);
     }
 
     pub fn class(&self, id: ClassId) -> &Class {
         &self.classes[id as usize]
     }
 
-    /// Loads (and links) a class by internal name, or finds it loaded.
+    /// Loads (and links) a class through the boot loader, or finds it loaded. The boot loader
+    /// sees the JDK image's modules that are defined to it (before the module system starts:
+    /// `java.base`), as HotSpot's does; the class path belongs to the application loader.
     pub fn load_class(&mut self, name: &str) -> Result<ClassId, LoadError> {
         if let Some(id) = self.lookup_class(name) {
             return Ok(id);
@@ -50,10 +63,15 @@ impl<T: Tracker> Vm<T> {
             Some(found) => found,
             None => return Err(LoadError::NotFound(name.to_string())),
         };
+        if let Origin::Module(m) = &origin {
+            if !self.is_boot_module(m) {
+                return Err(LoadError::NotFound(name.to_string()));
+            }
+        }
         self.define_class(name, &bytes, origin)
     }
 
-    /// Loads a class, turning "not found" into a thrown NoClassDefFoundError.
+    /// Loads a class through the boot loader, turning "not found" into a thrown NoClassDefFoundError.
     pub fn load_or_throw(&mut self, t: &mut JThread, name: &str) -> VmResult<ClassId> {
         match self.load_class(name) {
             Ok(id) => Ok(id),
@@ -62,27 +80,22 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
+    /// Defines a class of the boot loader from its bytes.
     pub fn define_class(&mut self, name: &str, bytes: &[u8], origin: Origin) -> Result<ClassId, LoadError> {
         let file =
             classfile::parse(bytes).map_err(|error| VmError::ClassFormat { class: name.replace('/', "."), error })?;
         self.define_parsed(name, file, origin)
     }
 
-    /// Links a parsed (or VM-built) class file and registers it.
+    /// Links a parsed class file for the boot loader (its supertypes through the boot loader too)
+    /// and registers it.
     pub fn define_parsed(
         &mut self,
         name: &str,
         file: classfile::ClassFile,
         origin: Origin,
     ) -> Result<ClassId, LoadError> {
-        if file.major_version > self.max_major_version {
-            return Err(LoadError::Fatal(VmError::UnsupportedVersion {
-                class: name.replace('/', "."),
-                major: file.major_version,
-                max: self.max_major_version,
-                java: self.max_major_version.saturating_sub(44),
-            }));
-        }
+        self.check_version(name, &file)?;
         if &*file.this_class != name {
             return Err(LoadError::NotFound(format!("{name} (wrong name: {})", file.this_class)));
         }
@@ -94,6 +107,35 @@ impl<T: Tracker> Vm<T> {
         for i in &file.interfaces {
             interfaces.push(self.load_class(i)?);
         }
+        let id = self.link(file, origin, 0, super_class, interfaces);
+        self.register_name(0, name, id);
+        Ok(id)
+    }
+
+    pub(super) fn check_version(&self, name: &str, file: &classfile::ClassFile) -> Result<(), VmError> {
+        if file.major_version > self.max_major_version {
+            return Err(VmError::UnsupportedVersion {
+                class: name.replace('/', "."),
+                major: file.major_version,
+                max: self.max_major_version,
+                java: self.max_major_version.saturating_sub(44),
+            });
+        }
+        Ok(())
+    }
+
+    /// Lays out a class whose supertypes are loaded: field slots, static slots, methods, the
+    /// vtable and dispatch table, the supertype list. The caller registers its name.
+    pub(super) fn link(
+        &mut self,
+        file: classfile::ClassFile,
+        origin: Origin,
+        loader: Ref,
+        super_class: Option<ClassId>,
+        interfaces: Vec<ClassId>,
+    ) -> ClassId {
+        let name: Arc<str> = file.this_class.clone();
+        let name = &*name;
         let id = self.classes.len() as ClassId;
 
         // Fields: instance slots continue the superclass's; statics get global slots.
@@ -184,6 +226,8 @@ impl<T: Tracker> Vm<T> {
             interfaces,
             file: Some(Rc::new(file)),
             origin,
+            loader,
+            protection_domain: 0,
             fields,
             instance_slots,
             ref_slots,
@@ -196,8 +240,7 @@ impl<T: Tracker> Vm<T> {
             class_refs: (0..cp_len).map(|_| Cell::new(ClassId::MAX)).collect(),
             hidden: false,
         });
-        self.class_by_name.insert(Arc::from(name), id);
-        Ok(id)
+        id
     }
 
     /// The vtable (class methods by index) and the dispatch table (every instance method the class
@@ -287,10 +330,10 @@ impl<T: Tracker> Vm<T> {
         (vtable, dispatch)
     }
 
+    /// An array class through the boot loader: its component is loaded there first.
     fn load_array_class(&mut self, name: &str) -> Result<ClassId, LoadError> {
         let comp_desc = &name[1..];
         let first = *comp_desc.as_bytes().first().ok_or_else(|| LoadError::NotFound(name.into()))?;
-        let elem = Elem::from_descriptor(first).ok_or_else(|| LoadError::NotFound(name.into()))?;
         let component = match first {
             b'L' => {
                 let inner = comp_desc
@@ -307,6 +350,23 @@ impl<T: Tracker> Vm<T> {
                     .ok_or_else(|| LoadError::Fatal(VmError::Internal("primitive classes not created".into())))?
             }
         };
+        self.array_class_of(component)
+    }
+
+    /// The array class whose elements are `component`, made on first request. It belongs to the
+    /// component's defining loader (JVMS §5.3.3).
+    pub fn array_class_of(&mut self, component: ClassId) -> Result<ClassId, LoadError> {
+        let c = &self.classes[component as usize];
+        let name = match c.kind {
+            ClassKind::Primitive(d) => format!("[{d}"),
+            ClassKind::Array { .. } => format!("[{}", c.name),
+            ClassKind::Instance => format!("[L{};", c.name),
+        };
+        let loader = c.loader;
+        if let Some(id) = self.lookup_in(loader, &name) {
+            return Ok(id);
+        }
+        let elem = Elem::from_descriptor(name.as_bytes()[1]).ok_or_else(|| LoadError::NotFound(name.clone()))?;
         let dims = match self.classes[component as usize].kind {
             ClassKind::Array { dims, .. } => dims + 1,
             _ => 1,
@@ -320,13 +380,15 @@ impl<T: Tracker> Vm<T> {
         supertypes.sort_unstable();
         let class = Class {
             id,
-            name: Arc::from(name),
+            name: Arc::from(name.as_str()),
             access: access::PUBLIC | access::FINAL | access::ABSTRACT,
             kind: ClassKind::Array { elem, component, dims },
             super_class: Some(object),
             interfaces: vec![cloneable, serializable],
             file: None,
             origin: self.classes[component as usize].origin.clone(),
+            loader,
+            protection_domain: 0,
             fields: Vec::new(),
             instance_slots: 0,
             ref_slots: Vec::new(),
@@ -340,7 +402,7 @@ impl<T: Tracker> Vm<T> {
             hidden: false,
         };
         self.classes.push(class);
-        self.class_by_name.insert(Arc::from(name), id);
+        self.register_name(loader, &name, id);
         Ok(id)
     }
 
@@ -357,6 +419,8 @@ impl<T: Tracker> Vm<T> {
                 interfaces: Vec::new(),
                 file: None,
                 origin: Origin::Module("java.base".into()),
+                loader: 0,
+                protection_domain: 0,
                 fields: Vec::new(),
                 instance_slots: 0,
                 ref_slots: Vec::new(),
@@ -369,19 +433,8 @@ impl<T: Tracker> Vm<T> {
                 class_refs: Vec::new(),
                 hidden: false,
             });
-            self.class_by_name.insert(Arc::from(name), id);
+            self.register_name(0, name, id);
         }
-    }
-
-    /// The array class whose elements are `component`.
-    pub fn array_class_of(&mut self, component: ClassId) -> Result<ClassId, LoadError> {
-        let c = &self.classes[component as usize];
-        let name = match c.kind {
-            ClassKind::Primitive(d) => format!("[{d}"),
-            ClassKind::Array { .. } => format!("[{}", c.name),
-            ClassKind::Instance => format!("[L{};", c.name),
-        };
-        self.load_class(&name)
     }
 
     /// Is `sub` assignable to `sup` (JVMS checkcast rules, arrays included)?
@@ -419,12 +472,14 @@ impl<T: Tracker> Vm<T> {
             fields[slot as usize] = self.mirror(component) as u64;
         }
         if let Some(slot) = self.wk.class_module {
-            fields[slot as usize] = self.wk.unnamed_module as u64;
+            fields[slot as usize] = self.module_of(id) as u64;
         }
-        if let (Some(slot), Origin::ClassPath(entry)) =
-            (self.wk.class_protection_domain, &self.classes[id as usize].origin)
-        {
-            fields[slot as usize] = self.protection_domains.get(entry).copied().unwrap_or(0) as u64;
+        let (loader, pd) = (self.classes[id as usize].loader, self.classes[id as usize].protection_domain);
+        if let Some(slot) = self.wk.class_loader {
+            fields[slot as usize] = loader as u64;
+        }
+        if let Some(slot) = self.wk.class_protection_domain {
+            fields[slot as usize] = pd as u64;
         }
         let r = self.heap.alloc(class_class, ObjData::Fields(fields.into()));
         self.classes[id as usize].mirror.set(r);

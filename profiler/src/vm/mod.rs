@@ -4,6 +4,7 @@
 
 mod boot;
 pub mod class;
+mod class_loaders;
 pub mod decode;
 mod exceptions;
 mod flow;
@@ -90,8 +91,10 @@ pub enum VmError {
     BadCode { method: String, reason: String },
     #[error("{0} is not supported by the Bloatlens VM yet")]
     Unsupported(String),
-    #[error("could not find or load main class {0}")]
-    MainClassNotFound(String),
+    #[error("could not find or load main class {class}{hint}")]
+    MainClassNotFound { class: String, hint: String },
+    #[error("{error} occurred while loading main class {class}")]
+    MainClassLinkage { class: String, error: String },
     #[error("main method not found in class {0}; define it as `public static void main(String[] args)`")]
     NoMainMethod(String),
     #[error("deadlock: {0}")]
@@ -226,9 +229,9 @@ pub struct WellKnown {
     pub throwable_backtrace: u32,
     pub throwable_depth: Option<u32>,
     pub byte_array: ClassId,
-    /// The unnamed module of every class, and the mirror slot that holds it.
-    pub unnamed_module: Ref,
+    /// The mirror slots of a class's module and defining loader.
     pub class_module: Option<u32>,
+    pub class_loader: Option<u32>,
     /// JDK 21+: the mirror slot of a class's protection domain (JDK 17 asks a native instead).
     pub class_protection_domain: Option<u32>,
 }
@@ -238,7 +241,25 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub tracker: T,
     class_path: ClassPath,
     pub classes: Vec<Class>,
-    class_by_name: HashMap<Arc<str>, ClassId>,
+    /// Classes by name, per loader (0: the boot loader) that defined them or initiated their loading.
+    namespaces: HashMap<Ref, HashMap<Arc<str>, ClassId>>,
+    /// The named module of each (loader, package), from `Module.defineModule0`.
+    package_modules: HashMap<(Ref, Arc<str>), Ref>,
+    /// Modules defined to the boot loader: the JDK image's classes it may define.
+    boot_modules: std::collections::HashSet<Arc<str>>,
+    /// The boot loader's unnamed module (`BootLoader.setBootLoaderUnnamedModule0`).
+    boot_unnamed_module: Ref,
+    /// Every class loader that defined a class or a module (GC roots: classes are never unloaded).
+    loaders: Vec<Ref>,
+    /// `ClassLoader.getSystemClassLoader()`, once phase 3 has run.
+    system_loader: Ref,
+    /// Nesting of Java code the VM runs on its own behalf (a class loader answering a resolution):
+    /// the JVM's work, not the program's, so trackers are not told of it.
+    unobserved: u32,
+    /// Instructions run unobserved so far (left out of the counts trackers see).
+    unobserved_instructions: u64,
+    /// Where the JDK image is mapped in native memory (address, length), once the JDK asked.
+    jdk_image_map: Option<(u64, usize)>,
     pub methods: Vec<Method>,
     sigs: HashMap<(Arc<str>, Arc<str>), SigId>,
     pub statics: Vec<u64>,
@@ -290,8 +311,6 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) next_tid_address: u64,
     /// The newest class-file version the JDK in use runs (44 + its feature release).
     pub(crate) max_major_version: u16,
-    /// The protection domain of each class path entry (GC roots).
-    protection_domains: HashMap<Arc<std::path::Path>, heap::Ref>,
     /// `StackWalker` walks in progress.
     stack_walks: natives::stack_walk::StackWalks,
     /// Classes the VM generated so far (linked call sites, field accessors): numbers their names.
@@ -307,14 +326,22 @@ impl<T: Tracker> Vm<T> {
     /// Like `new`; with `capture`, program output is kept in memory (see `capture`).
     pub fn new_captured(opts: Options, tracker: T, capture: bool) -> Result<(Vm<T>, JThread), VmError> {
         let mut class_path = ClassPath::new();
+        // The boot loader's: the JDK image. The class path is the application loader's (Java).
         class_path.push(Box::new(JImage::open(&opts.jdk.modules())?));
-        class_path.push_user_path(&opts.class_path)?;
         let mut vm = Vm {
             opts,
             tracker,
             class_path,
             classes: Vec::new(),
-            class_by_name: HashMap::new(),
+            namespaces: HashMap::new(),
+            package_modules: HashMap::new(),
+            boot_modules: Default::default(),
+            boot_unnamed_module: 0,
+            loaders: Vec::new(),
+            system_loader: 0,
+            jdk_image_map: None,
+            unobserved: 0,
+            unobserved_instructions: 0,
             methods: Vec::new(),
             sigs: HashMap::new(),
             statics: Vec::new(),
@@ -338,7 +365,6 @@ impl<T: Tracker> Vm<T> {
             last_fatal_stack: String::new(),
             generated_classes: 0,
             stack_walks: Default::default(),
-            protection_domains: HashMap::new(),
             max_major_version: 0,
             next_tid_address: 0,
             threads: Vec::new(),
@@ -373,11 +399,6 @@ impl<T: Tracker> Vm<T> {
         *self.sigs.entry((name.clone(), descriptor.clone())).or_insert(next)
     }
 
-    /// A resource's bytes, from the JDK image or the user's class path.
-    pub fn find_resource(&self, path: &str) -> Option<Vec<u8>> {
-        self.class_path.resource(path).ok().flatten().map(|(b, _)| b)
-    }
-
     pub fn find_sig(&self, name: &str, descriptor: &str) -> Option<SigId> {
         self.sigs.get(&(Arc::from(name), Arc::from(descriptor))).copied()
     }
@@ -406,6 +427,27 @@ impl<T: Tracker> Vm<T> {
         use std::io::Write;
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
+    }
+
+    /// Whether trackers are told what runs now (see [`Vm::unobserved`]).
+    #[inline(always)]
+    pub(crate) fn observed(&self) -> bool {
+        self.unobserved == 0
+    }
+
+    /// The instruction count trackers see: what ran observed.
+    pub(crate) fn observed_instructions(&self) -> u64 {
+        self.instructions - self.unobserved_instructions
+    }
+
+    /// Runs `f` (which runs Java for the VM's own purposes) unseen by the trackers.
+    pub(crate) fn unobserved<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let before = self.instructions;
+        self.unobserved += 1;
+        let r = f(self);
+        self.unobserved -= 1;
+        self.unobserved_instructions += self.instructions - before;
+        r
     }
 
     fn elapsed(&self) -> Duration {

@@ -27,7 +27,8 @@ impl<T: Tracker> Vm<T> {
         }
         let file = self.classes[owner as usize].file.clone().expect("constant pools belong to loaded classes");
         let name = file.constant_pool.class_name(cp).map_err(|e| VmError::Internal(e.to_string()))?.clone();
-        let id = self.load_or_throw(t, &name)?;
+        let loader = self.classes[owner as usize].loader;
+        let id = self.load_from(t, loader, &name)?;
         self.classes[owner as usize].class_refs[cp as usize].set(id);
         Ok(id)
     }

@@ -351,6 +351,26 @@ impl<T: Tracker> Vm<T> {
             .all(|(i, s)| i == who || s.thread.as_ref().is_none_or(|th| !th.held.contains(&obj)))
     }
 
+    /// The program's threads wait for monitors that only they hold: no deadline (a daemon's timed
+    /// wait, such as the JDK's cleaner thread) can ever free them.
+    fn deadlocked(&self) -> bool {
+        let live = |s: &&Slot| !s.daemon && !matches!(s.state, State::Terminated | State::Idle);
+        let holder_blocked = |obj: Ref| {
+            self.threads
+                .iter()
+                .find(|o| o.thread.as_ref().is_some_and(|th| th.held.contains(&obj)))
+                .is_some_and(|h| !h.daemon && matches!(h.state, State::Blocked(_)))
+        };
+        let mut any = false;
+        for s in self.threads.iter().filter(live) {
+            match s.state {
+                State::Blocked(obj) if holder_blocked(obj) => any = true,
+                _ => return false,
+            }
+        }
+        any
+    }
+
     fn earliest_deadline(&self) -> Option<Instant> {
         self.threads
             .iter()
@@ -410,7 +430,7 @@ impl<T: Tracker> Vm<T> {
             let start = jt.top_sp();
             jt.ensure_capacity(start + args.len() + 16);
             jt.stack[start..start + args.len()].copy_from_slice(args);
-            if T::FLOW {
+            if T::FLOW && self.observed() {
                 (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
             }
         }
@@ -458,9 +478,15 @@ impl<T: Tracker> Vm<T> {
             let n = self.threads.len();
             let pick = (0..n).map(|k| (next + k) % n).find(|&i| self.threads[i].state == State::Runnable);
             let Some(i) = pick else {
+                if self.deadlocked() {
+                    return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report())));
+                }
                 match self.earliest_deadline() {
                     Some(d) => {
-                        std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                        // Sleep in short steps so that budgets and cancellation still end the run.
+                        self.check_budgets()?;
+                        let nap = d.saturating_duration_since(Instant::now()).min(std::time::Duration::from_millis(50));
+                        std::thread::sleep(nap);
                         continue;
                     }
                     None => return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report()))),

@@ -19,7 +19,6 @@ use crate::classfile::{access, ClassFile};
 use crate::vm::class::ClassId;
 use crate::vm::heap::Ref;
 use crate::vm::indy::cast_name;
-use crate::vm::loader::LoadError;
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 const FACTORY: &str = "jdk/internal/reflect/MethodHandleAccessorFactory";
@@ -179,13 +178,7 @@ impl<T: Tracker> Vm<T> {
         let decl_name = self.classes[decl as usize].name.clone();
         let class_name = format!("{decl_name}$$FieldAccessor${}", self.generated_classes);
         let file = accessor_class(&class_name, &decl_name, &name, &desc, is_static);
-        let origin = self.classes[decl as usize].origin.clone();
-        let class: ClassId = match self.define_parsed(&class_name, file, origin) {
-            Ok(c) => c,
-            Err(LoadError::NotFound(n)) => return Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n))),
-            Err(LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
-        };
-        self.classes[class as usize].hidden = true;
+        let class: ClassId = self.define_generated(t, decl, file)?;
         self.initialize(t, class)?;
         let accessor = self.alloc_instance(class);
         self.invoke(t, init, &[accessor as u64, field as u64, 0, 0, read_only as u64, is_static as u64])?;

@@ -227,15 +227,14 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         "forName0",
         "(Ljava/lang/String;ZLjava/lang/ClassLoader;Ljava/lang/Class;)Ljava/lang/Class;",
         |vm, t, a| {
+            // Through the given loader, as HotSpot's JVM_FindClassFromCaller; a name in internal
+            // form (with '/') is not a binary name.
             let name = vm.rust_string(r(a[0]));
+            if name.contains('/') || name.is_empty() {
+                return Err(vm.throw_new(t, "java/lang/ClassNotFoundException", Some(&name)));
+            }
             let internal = name.replace('.', "/");
-            let c = match vm.load_class(&internal) {
-                Ok(c) if !name.contains('/') => c,
-                Ok(_) | Err(crate::vm::loader::LoadError::NotFound(_)) => {
-                    return Err(vm.throw_new(t, "java/lang/ClassNotFoundException", Some(&name)))
-                }
-                Err(crate::vm::loader::LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
-            };
+            let c = vm.ask_loader(t, r(a[2]), &internal)?;
             if a[1] != 0 {
                 vm.initialize(t, c)?;
             }
@@ -252,7 +251,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         });
         match outer {
             Some(o) => {
-                let oc = vm.load_or_throw(t, &o)?;
+                let oc = vm.load_seen_from(t, c, &o)?;
                 Ok(vm.mirror(oc) as u64)
             }
             None => Ok(0),
@@ -278,7 +277,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             return Ok(0);
         };
         let (outer, method) = (enclosing.class, enclosing.method);
-        let oc = vm.load_or_throw(t, &outer)?;
+        let oc = vm.load_seen_from(t, c, &outer)?;
         let items = [
             vm.mirror(oc),
             method.as_ref().map(|(n, _)| vm.intern_str(n)).unwrap_or(0),
@@ -295,7 +294,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         let mut mirrors = Vec::new();
         for n in names {
-            let sc = vm.load_or_throw(t, &n)?;
+            let sc = vm.load_seen_from(t, c, &n)?;
             mirrors.push(vm.mirror(sc));
         }
         let arr = vm.load_or_throw(t, "[Ljava/lang/Class;")?;
@@ -309,21 +308,16 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
     });
     reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| Ok(0));
-    // A class from the class path has its entry as code source (`getCodeSource().getLocation()`
-    // finds the jar or directory, as programs and sun.misc.Unsafe's warning ask); the JDK's own
-    // classes have none.
-    reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |vm, t, a| {
+    // The protection domain its loader gave when defining it (JDK 17 asks here; 21+ read the mirror).
+    reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
-        match vm.classes[c as usize].origin.clone() {
-            crate::classpath::Origin::ClassPath(entry) => vm.protection_domain(t, &entry).map(|pd| pd as u64),
-            crate::classpath::Origin::Module(_) => Ok(0),
-        }
+        Ok(vm.classes[c as usize].protection_domain as u64)
     });
     reg.add("java/lang/Class", "getNestHost0", "()Ljava/lang/Class;", |vm, t, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let host = vm.classes[c as usize].file.as_ref().and_then(|f| f.nest_host.clone());
         let hc = match host {
-            Some(h) => vm.load_or_throw(t, &h)?,
+            Some(h) => vm.load_seen_from(t, c, &h)?,
             None => c,
         };
         Ok(vm.mirror(hc) as u64)
@@ -417,7 +411,9 @@ fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u
         other => (other.array_len().unwrap_or(0), Bulk::Elements(other.elem_bytes())),
     };
     let copy = vm.heap.alloc(class, data);
-    vm.tracker.on_bulk_copy(src, 0, copy, 0, len, unit);
+    if vm.observed() {
+        vm.tracker.on_bulk_copy(src, 0, copy, 0, len, unit);
+    }
     Ok(copy as u64)
 }
 
@@ -500,7 +496,9 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         if let ObjData::Refs(v) = &mut vm.heap.get_mut(dst).data {
             v[dp..dp + copied].copy_from_slice(&items[..copied]);
         }
-        vm.tracker.on_bulk_copy(src, sp, dst, dp, copied, Bulk::Elements(4));
+        if vm.observed() {
+            vm.tracker.on_bulk_copy(src, sp, dst, dp, copied, Bulk::Elements(4));
+        }
         if let Some(x) = bad {
             let msg = format!(
                 "arraycopy: element type mismatch: can not cast one of the elements of {}[] to the type of the destination array, {}",
@@ -540,7 +538,9 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         Elem::Ref => unreachable!(),
     }
     let width = vm.heap.get(dst).data.elem_bytes();
-    vm.tracker.on_bulk_copy(src, sp, dst, dp, len, Bulk::Elements(width));
+    if vm.observed() {
+        vm.tracker.on_bulk_copy(src, sp, dst, dp, len, Bulk::Elements(width));
+    }
     Ok(0)
 }
 
@@ -558,48 +558,6 @@ fn type_name_len(e: Elem, len: i64) -> String {
 }
 
 impl<T: Tracker> Vm<T> {
-    /// The protection domain of a class path entry, made once: a `CodeSource` whose location is the
-    /// entry's canonical `file:` URL (a directory's ends in `/`), as the JDK's app class loader makes.
-    pub(crate) fn protection_domain(
-        &mut self,
-        t: &mut JThread,
-        entry: &std::sync::Arc<std::path::Path>,
-    ) -> VmResult<Ref> {
-        if let Some(&pd) = self.protection_domains.get(entry) {
-            return Ok(pd);
-        }
-        let path = std::fs::canonicalize(entry).unwrap_or_else(|_| entry.to_path_buf());
-        let pinned = self.pinned.len();
-        let made = (|| {
-            let name = self.intern_str(&path.to_string_lossy());
-            let file = self.construct(t, "java/io/File", "(Ljava/lang/String;)V", &[name as u64])?;
-            self.pinned.push(file);
-            let uri = self.call_declared(t, "java/io/File", "toURI", "()Ljava/net/URI;", &[file as u64])?;
-            self.pinned.push(uri as Ref);
-            let url = self.call_declared(t, "java/net/URI", "toURL", "()Ljava/net/URL;", &[uri])?;
-            self.pinned.push(url as Ref);
-            let certs = "(Ljava/net/URL;[Ljava/security/cert/Certificate;)V";
-            let cs = self.construct(t, "java/security/CodeSource", certs, &[url, 0])?;
-            self.pinned.push(cs);
-            let pd_init = "(Ljava/security/CodeSource;Ljava/security/PermissionCollection;)V";
-            self.construct(t, "java/security/ProtectionDomain", pd_init, &[cs as u64, 0])
-        })();
-        self.pinned.truncate(pinned);
-        let pd = made?;
-        self.protection_domains.insert(entry.clone(), pd);
-        Ok(pd)
-    }
-
-    /// Calls `class.name desc` (declared there) with `args`, the receiver first.
-    fn call_declared(&mut self, t: &mut JThread, class: &str, name: &str, desc: &str, args: &[u64]) -> VmResult<u64> {
-        let c = self.load_or_throw(t, class)?;
-        self.initialize(t, c)?;
-        let m = self
-            .find_declared_method(c, name, desc)
-            .ok_or_else(|| VmError::Internal(format!("{class}.{name}{desc} not found")))?;
-        self.invoke(t, m, args)
-    }
-
     /// The identity hash, assigned on first request from a xorshift sequence (as HotSpot's
     /// default `hashCode=5` mode does) and stored in the object header.
     pub fn identity_hash(&mut self, r: Ref) -> i32 {

@@ -365,48 +365,83 @@ pub(super) fn bind_unsafe_access<T: Tracker>(name: &str) -> Option<NativeFn<T>> 
 /// Off-heap memory for `Unsafe.allocateMemory`: blocks at distinct, never-reused addresses.
 #[derive(Default)]
 pub struct NativeMemory {
-    blocks: std::collections::BTreeMap<u64, Vec<u8>>,
+    blocks: std::collections::BTreeMap<u64, Block>,
     next: u64,
+}
+
+/// A block of native memory: allocated by the program, or a file mapped read-only by the VM
+/// (the JDK image, as HotSpot maps it for `NativeImageBuffer`).
+enum Block {
+    Owned(Vec<u8>),
+    Mapped(std::sync::Arc<memmap2::Mmap>),
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Block::Owned(v) => v,
+            Block::Mapped(m) => m,
+        }
+    }
 }
 
 impl NativeMemory {
     pub fn allocate(&mut self, size: usize) -> u64 {
+        let addr = self.reserve(size);
+        self.blocks.insert(addr, Block::Owned(vec![0; size]));
+        addr
+    }
+    fn reserve(&mut self, size: usize) -> u64 {
         let addr = MEMORY_BASE + self.next;
         self.next += (size as u64 + 15) & !15;
         self.next += 16;
-        self.blocks.insert(addr, vec![0; size]);
+        addr
+    }
+    /// Places a read-only mapping in the address space; its address.
+    pub fn map(&mut self, map: std::sync::Arc<memmap2::Mmap>) -> u64 {
+        let addr = self.reserve(map.len());
+        self.blocks.insert(addr, Block::Mapped(map));
         addr
     }
     pub fn reallocate(&mut self, addr: u64, size: usize) -> u64 {
-        let old = self.blocks.remove(&addr).unwrap_or_default();
+        let old = self.blocks.remove(&addr);
         let new = self.allocate(size);
-        if let Some(b) = self.blocks.get_mut(&new) {
-            let n = old.len().min(size);
-            b[..n].copy_from_slice(&old[..n]);
+        if let (Some(old), Some(Block::Owned(b))) = (old, self.blocks.get_mut(&new)) {
+            let n = old.bytes().len().min(size);
+            b[..n].copy_from_slice(&old.bytes()[..n]);
         }
         new
     }
     pub fn free(&mut self, addr: u64) {
         self.blocks.remove(&addr);
     }
-    fn locate(&mut self, addr: u64, size: usize) -> Option<(&mut Vec<u8>, usize)> {
-        let (&base, block) = self.blocks.range_mut(..=addr).next_back()?;
+    fn locate(&self, addr: u64, size: usize) -> Option<(&[u8], usize)> {
+        let (&base, block) = self.blocks.range(..=addr).next_back()?;
         let off = (addr - base) as usize;
-        (off + size <= block.len()).then_some((block, off))
+        let bytes = block.bytes();
+        (off + size <= bytes.len()).then_some((bytes, off))
     }
-    pub fn read(&mut self, addr: u64, size: usize) -> Option<u64> {
+    pub fn read(&self, addr: u64, size: usize) -> Option<u64> {
         let (b, off) = self.locate(addr, size)?;
         Some((0..size).fold(0u64, |v, i| v | (b[off + i] as u64) << (8 * i)))
     }
+    /// `len` bytes from `addr`, if they lie in one block.
+    pub fn read_bytes(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let (b, off) = self.locate(addr, len)?;
+        Some(b[off..off + len].to_vec())
+    }
+    /// Writes to program-allocated memory; a mapped file is read-only.
     pub fn write(&mut self, addr: u64, size: usize, v: u64) -> bool {
-        match self.locate(addr, size) {
-            Some((b, off)) => {
-                for i in 0..size {
-                    b[off + i] = (v >> (8 * i)) as u8;
-                }
-                true
-            }
-            None => false,
+        let Some((&base, Block::Owned(b))) = self.blocks.range_mut(..=addr).next_back() else {
+            return false;
+        };
+        let off = (addr - base) as usize;
+        if off + size > b.len() {
+            return false;
         }
+        for i in 0..size {
+            b[off + i] = (v >> (8 * i)) as u8;
+        }
+        true
     }
 }

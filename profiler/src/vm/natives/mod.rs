@@ -7,13 +7,13 @@
 //! would do what this VM does not (spin classes) — see `reflect.rs`.
 
 mod accessors;
+pub(crate) mod class_loading;
 mod invoke;
 mod io;
 mod lang;
 pub(crate) mod memory;
 mod nio;
 mod reflect;
-mod resources;
 pub(crate) mod stack_walk;
 mod zip;
 pub use io::OpenFiles;
@@ -47,12 +47,12 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     let mut r = Registry(&mut t);
     lang::register(&mut r);
     system::register(&mut r);
+    class_loading::register(&mut r);
     io::register(&mut r);
     memory::register(&mut r);
     invoke::register(&mut r);
     zip::register(&mut r);
     nio::register(&mut r);
-    resources::register(&mut r);
     reflect::register(&mut r);
     accessors::register(&mut r);
     stack_walk::register(&mut r);
@@ -78,8 +78,10 @@ impl<T: Tracker> Vm<T> {
             Some(fr) => Site { method: fr.method, pc: fr.pc.saturating_sub(1) },
             None => Site { method: m, pc: 0 },
         };
-        self.tracker.on_native(site, m);
-        if T::FLOW {
+        if self.observed() {
+            self.tracker.on_native(site, m);
+        }
+        if T::FLOW && self.observed() {
             self.track_native(t, site, m, args_at, nargs);
         }
         t.natives.push((t.frames.len() as u32, m));
@@ -93,8 +95,10 @@ impl<T: Tracker> Vm<T> {
         };
         t.natives.pop();
         // The native may have run Java code (even other threads) in between.
-        self.tracker.on_thread(self.current);
-        if T::FLOW {
+        if self.observed() {
+            self.tracker.on_thread(self.current);
+        }
+        if T::FLOW && self.observed() {
             self.tracker.flow_new(args_at);
         }
         result

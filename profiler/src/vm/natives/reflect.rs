@@ -126,7 +126,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
                 None => 0,
             };
             objs.push(accessor);
-            let ty = vm.pinning(&objs, |vm| vm.type_mirror(t, &comp.descriptor))?;
+            let ty = vm.pinning(&objs, |vm| vm.type_mirror(t, c, &comp.descriptor))?;
             objs.pop();
             let obj = vm.alloc_instance(rc);
             let (name, mirror) = (vm.intern_str(&comp.name), vm.mirror(c));
@@ -189,8 +189,8 @@ impl<T: Tracker> Vm<T> {
         Ok(self.heap.alloc(c, ObjData::Refs(items.into())) as u64)
     }
 
-    /// The mirror of the class a field descriptor names (`I` → int.class).
-    fn type_mirror(&mut self, t: &mut JThread, desc: &str) -> VmResult<Ref> {
+    /// The mirror of the class a field descriptor names (`I` → int.class), as `from` sees it.
+    fn type_mirror(&mut self, t: &mut JThread, from: ClassId, desc: &str) -> VmResult<Ref> {
         let name = match desc.as_bytes()[0] {
             b'L' => desc[1..desc.len() - 1].to_string(),
             b'[' => desc.to_string(),
@@ -200,14 +200,18 @@ impl<T: Tracker> Vm<T> {
                 .map(|p| p.0.to_string())
                 .unwrap_or_default(),
         };
-        let c = self.load_or_throw(t, &name)?;
+        let c = match desc.as_bytes()[0] {
+            b'L' | b'[' => self.load_seen_from(t, from, &name)?,
+            _ => self.load_or_throw(t, &name)?,
+        };
         Ok(self.mirror(c))
     }
 
-    fn type_mirrors(&mut self, t: &mut JThread, descs: &[String]) -> VmResult<Ref> {
+    fn type_mirrors(&mut self, t: &mut JThread, from: ClassId, descs: &[String]) -> VmResult<Ref> {
         let mut mirrors = Vec::with_capacity(descs.len());
         for d in descs {
-            mirrors.push(self.type_mirror(t, d)?);
+            let m = self.pinning(&mirrors, |vm| vm.type_mirror(t, from, d))?;
+            mirrors.push(m);
         }
         self.ref_array(t, "[Ljava/lang/Class;", mirrors).map(|r| r as Ref)
     }
@@ -226,7 +230,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Runs `f` with `refs` pinned, so that a collection inside it keeps them.
-    pub(super) fn pinning<R>(&mut self, refs: &[Ref], f: impl FnOnce(&mut Self) -> R) -> R {
+    pub(crate) fn pinning<R>(&mut self, refs: &[Ref], f: impl FnOnce(&mut Self) -> R) -> R {
         let n = self.pinned.len();
         self.pinned.extend_from_slice(refs);
         let r = f(self);
@@ -240,11 +244,11 @@ impl<T: Tracker> Vm<T> {
         let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         let decl = self.mirror(class);
         let name = self.intern_str(&name);
-        let params = self.type_mirrors(t, &parsed.param_types)?;
+        let params = self.type_mirrors(t, class, &parsed.param_types)?;
         let ret = if parsed.ret == Kind::Void {
             self.mirror(self.lookup_class("void").unwrap_or(0))
         } else {
-            self.type_mirror(t, &parsed.return_type)?
+            self.pinning(&[params], |vm| vm.type_mirror(t, class, &parsed.return_type))?
         };
         let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
         self.pinning(&[params, ret, ex], |vm| {
@@ -262,7 +266,7 @@ impl<T: Tracker> Vm<T> {
         let (class, access, parsed) = (method.class, method.access, method.parsed.clone());
         let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         let decl = self.mirror(class);
-        let params = self.type_mirrors(t, &parsed.param_types)?;
+        let params = self.type_mirrors(t, class, &parsed.param_types)?;
         let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
         self.pinning(&[params, ex], |vm| {
             vm.construct(
@@ -278,7 +282,7 @@ impl<T: Tracker> Vm<T> {
         let f = self.classes[class as usize].fields[index].clone();
         let decl = self.mirror(class);
         let name = self.intern_str(&f.name);
-        let ty = self.type_mirror(t, &f.descriptor)?;
+        let ty = self.type_mirror(t, class, &f.descriptor)?;
         let trusted_final = f.is_static() && f.access & crate::classfile::access::FINAL != 0;
         let signature = f.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         self.construct(

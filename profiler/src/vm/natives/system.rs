@@ -36,25 +36,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         "(Ljava/lang/Class;)Ljava/security/ProtectionDomain;",
         |_, _, _| Ok(0),
     );
-    // Native libraries: the VM implements natives itself, so loading a JDK library is a no-op.
-    reg.add("jdk/internal/loader/BootLoader", "loadLibrary", "(Ljava/lang/String;)V", |_, _, _| Ok(0));
-    // One class namespace: the JDK's loaders find classes through the VM's own loader.
-    reg.add("java/lang/ClassLoader", "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
-        let name = vm.rust_string(a[0] as Ref).replace('.', "/");
-        match vm.load_class(&name) {
-            Ok(c) if matches!(vm.classes[c as usize].origin, crate::classpath::Origin::Module(_)) => {
-                Ok(vm.mirror(c) as u64)
-            }
-            Ok(_) | Err(crate::vm::loader::LoadError::NotFound(_)) => Ok(0),
-            Err(crate::vm::loader::LoadError::Fatal(e)) => Err(crate::vm::Fault::Fatal(e)),
-        }
-    });
-    reg.add("java/lang/ClassLoader", "findLoadedClass0", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
-        let name = vm.rust_string(a[1] as Ref).replace('.', "/");
-        Ok(vm.lookup_class(&name).map(|c| vm.mirror(c) as u64).unwrap_or(0))
-    });
-    // The JDK's class loaders exist as Java objects; classes are loaded by the VM itself.
-    reg.add("jdk/internal/loader/BootLoader", "setBootLoaderUnnamedModule0", "(Ljava/lang/Module;)V", |_, _, _| Ok(0));
     reg.add("jdk/internal/util/SystemProps$Raw", "vmProperties", "()[Ljava/lang/String;", vm_properties);
     reg.add("jdk/internal/util/SystemProps$Raw", "platformProperties", "()[Ljava/lang/String;", platform_properties);
 
@@ -128,6 +109,32 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(0)
     });
     reg.add("java/util/concurrent/atomic/AtomicLong", "VMSupportsCS8", "()Z", |_, _, _| Ok(1));
+    reg.add("java/util/TimeZone", "getSystemTimeZoneID", "(Ljava/lang/String;)Ljava/lang/String;", |vm, _, _| {
+        Ok(system_time_zone().map(|z| vm.new_string(&z) as u64).unwrap_or(0))
+    });
+    reg.add("java/util/TimeZone", "getSystemGMTOffsetID", "()Ljava/lang/String;", |vm, _, _| {
+        Ok(vm.new_string("GMT") as u64)
+    });
+}
+
+/// The platform's time zone as libjava finds it on Linux: `TZ` (a leading `:` dropped), else
+/// `/etc/timezone`, else the zone `/etc/localtime` links to; `None` leaves the JDK at GMT.
+fn system_time_zone() -> Option<String> {
+    if let Ok(tz) = std::env::var("TZ") {
+        let tz = tz.trim_start_matches(':').trim();
+        if !tz.is_empty() {
+            return Some(tz.strip_prefix("/usr/share/zoneinfo/").unwrap_or(tz).to_string());
+        }
+    }
+    if let Ok(s) = std::fs::read_to_string("/etc/timezone") {
+        let zone = s.lines().next().unwrap_or("").trim();
+        if !zone.is_empty() {
+            return Some(zone.to_string());
+        }
+    }
+    let target = std::fs::read_link("/etc/localtime").ok()?;
+    let target = target.to_string_lossy();
+    target.split_once("zoneinfo/").map(|(_, zone)| zone.to_string())
 }
 
 /// `Reflection.getCallerClass()`: the class of the method that called the method asking,

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-jdk.sh
 scripts/install-libraries.sh
+scripts/install-library-suite.sh
 scripts/install-tools.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings

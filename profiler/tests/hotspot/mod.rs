@@ -1,0 +1,204 @@
+//! Comparing the Bloatlens VM with HotSpot on one Java program: compile it with a JDK's `javac`,
+//! run it under that JDK's `java` and under the VM, and compare what they print. Shared by the
+//! conformance suite (small programs) and the real-library suite (programs driving libraries).
+
+use bloatlens_profiler::run::{run, RunConfig};
+use libtest_mimic::{Failed, Trial};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The JDK a trial compiles with, compares against, and runs the VM on.
+#[derive(Clone)]
+pub struct Jdk {
+    pub javac: PathBuf,
+    pub java: PathBuf,
+    /// None: the VM's own default (JAVA_HOME or the `java` on PATH).
+    pub home: Option<PathBuf>,
+}
+
+impl Jdk {
+    pub fn default_jdk() -> Jdk {
+        Jdk { javac: "javac".into(), java: "java".into(), home: None }
+    }
+    pub fn at(home: &Path) -> Jdk {
+        Jdk { javac: home.join("bin/javac"), java: home.join("bin/java"), home: Some(home.into()) }
+    }
+    /// JDK 25 (`BLOATLENS_JDK25`, else the Temurin 25 these machines carry), if installed.
+    pub fn jdk25() -> Result<Jdk, PathBuf> {
+        let home = std::env::var_os("BLOATLENS_JDK25")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64"));
+        if home.join("lib/modules").is_file() {
+            Ok(Jdk::at(&home))
+        } else {
+            Err(home)
+        }
+    }
+}
+
+/// One program to compare: its sources, what it runs against, its arguments.
+pub struct Program {
+    pub dir: PathBuf,
+    /// Jars and directories it compiles and runs against (after its own classes).
+    pub class_path: Vec<String>,
+    pub args: Vec<String>,
+    /// Compare the first line of stderr too (the conformance programs' uncaught exceptions);
+    /// libraries may log to stderr with timestamps, so their suite compares stdout and status.
+    pub compare_stderr: bool,
+    pub max_seconds: u64,
+}
+
+/// The lines of `dir/name` (none when the file is absent).
+pub fn lines(dir: &Path, name: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(name)).map(|s| s.lines().map(str::to_string).collect()).unwrap_or_default()
+}
+
+struct Printed {
+    stdout: String,
+    stderr_first: String,
+    status: i32,
+}
+
+fn compile(jdk: &Jdk, src: &Path, out: &Path, class_path: &[String]) -> Result<(), Failed> {
+    let sources: Vec<PathBuf> = std::fs::read_dir(src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .collect();
+    let mut javac = Command::new(&jdk.javac);
+    if !class_path.is_empty() {
+        javac.arg("-cp").arg(class_path.join(":"));
+    }
+    let output = javac
+        .args(["-g", "-nowarn", "-d"])
+        .arg(out)
+        .args(&sources)
+        .output()
+        .map_err(|e| format!("cannot run javac: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("javac failed:\n{}", String::from_utf8_lossy(&output.stderr)).into());
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+fn hotspot(jdk: &Jdk, class_path: &str, args: &[String]) -> Result<Printed, Failed> {
+    let out = Command::new(&jdk.java)
+        .args(["-Xshare:auto", "-XX:+UseSerialGC", "-cp"])
+        .arg(class_path)
+        .arg("Main")
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run java: {e}"))?;
+    Ok(Printed {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr_first: first_line(&String::from_utf8_lossy(&out.stderr)),
+        status: out.status.code().unwrap_or(-1),
+    })
+}
+
+/// Compiles `p` with `jdk`, runs it under HotSpot and under the VM (same working directory),
+/// and fails with the first difference.
+pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let classes = tmp.path().join("classes");
+    compile(jdk, &p.dir, &classes, &p.class_path)?;
+    let class_path = std::iter::once(classes.display().to_string())
+        .chain(p.class_path.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(":");
+    let expected = hotspot(jdk, &class_path, &p.args)?;
+    let mut config = RunConfig::new(class_path, "Main");
+    config.jdk = jdk.home.clone();
+    config.args = p.args.clone();
+    config.capture = true;
+    config.limits.max_wall = std::time::Duration::from_secs(p.max_seconds);
+    let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let mut problems = Vec::new();
+    if stdout != expected.stdout {
+        let at = stdout.lines().zip(expected.stdout.lines()).position(|(a, b)| a != b);
+        let (ours, theirs) = match at {
+            Some(i) => (stdout.lines().nth(i).unwrap_or(""), expected.stdout.lines().nth(i).unwrap_or("")),
+            None => ("<length differs>", ""),
+        };
+        problems.push(format!(
+            "stdout differs at line {}:\n  java:      {theirs}\n  bloatlens: {ours}\n  (java printed {} lines, bloatlens {})",
+            at.map(|i| i + 1).unwrap_or(0),
+            expected.stdout.lines().count(),
+            stdout.lines().count()
+        ));
+    }
+    if p.compare_stderr && first_line(&stderr) != expected.stderr_first {
+        problems.push(format!(
+            "stderr first line:\n  java:      {}\n  bloatlens: {}",
+            expected.stderr_first,
+            first_line(&stderr)
+        ));
+    }
+    if result.status() != expected.status {
+        problems.push(format!(
+            "exit status: java {} bloatlens {} ({:?}); stderr: {}",
+            expected.status,
+            result.status(),
+            result.outcome,
+            first_line(&stderr)
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+/// Programs listed in `file` (`name: reason` lines, `#` comments) that are known not to pass yet.
+pub fn known_gaps(file: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split(':').next())
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
+/// The programs of a suite (directories with a `Main.java`), sorted.
+pub fn programs(fixtures: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures)
+        .unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Main.java").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// One trial per program on the default JDK and, when installed, one more on JDK 25 (named
+/// `jdk25/NAME`); trials named in `known` (a known-gaps file) are ignored, loudly.
+pub fn trials(dirs: &[PathBuf], known: &[String], check: fn(&Jdk, &Path) -> Result<(), Failed>) -> Vec<Trial> {
+    let mut jdks = vec![(String::new(), Jdk::default_jdk())];
+    match Jdk::jdk25() {
+        Ok(jdk25) => jdks.push(("jdk25/".to_string(), jdk25)),
+        Err(home) => eprintln!(
+            "\n*** JDK 25 not found at {} (set BLOATLENS_JDK25): the JDK 25 run is SKIPPED ***\n",
+            home.display()
+        ),
+    }
+    let mut trials = Vec::new();
+    for (prefix, jdk) in jdks {
+        for d in dirs {
+            let name = format!("{prefix}{}", d.file_name().unwrap().to_string_lossy());
+            let ignored = known.contains(&name);
+            let (jdk, d) = (jdk.clone(), d.clone());
+            trials.push(Trial::test(name, move || check(&jdk, &d)).with_ignored_flag(ignored));
+        }
+    }
+    if Jdk::jdk25().is_err() {
+        trials.push(Trial::test("jdk25 (JDK 25 not installed: skipped)", || Ok(())).with_ignored_flag(true));
+    }
+    trials
+}

@@ -82,6 +82,7 @@ impl ClassBuilder {
             descriptor: Arc::from(desc),
             constant_value: None,
             signature: None,
+            annotations: Default::default(),
         });
     }
 
@@ -94,6 +95,8 @@ impl ClassBuilder {
             exceptions: Vec::new(),
             signature: None,
             hidden: false,
+            annotations: Default::default(),
+            parameters: None,
         });
     }
 

@@ -59,6 +59,38 @@ pub struct ClassFile {
     /// For local and anonymous classes (`EnclosingMethod`): the enclosing class, and the method
     /// (name, descriptor) when the class is declared inside one.
     pub enclosing_method: Option<EnclosingMethod>,
+    /// The class's annotation attributes, raw (for `Class.getRawAnnotations`).
+    pub annotations: RawAnnotations,
+}
+
+/// The raw bodies of the runtime-visible annotation attributes of a class, field or method, with
+/// constant-pool indices of their own class: reflection hands them to the JDK's
+/// `AnnotationParser` as HotSpot does.
+#[derive(Debug, Clone, Default)]
+pub struct RawAnnotations {
+    /// `RuntimeVisibleAnnotations`.
+    pub visible: Option<Arc<[u8]>>,
+    /// `RuntimeVisibleTypeAnnotations`.
+    pub type_annotations: Option<Arc<[u8]>>,
+    /// `RuntimeVisibleParameterAnnotations` (methods).
+    pub parameters: Option<Arc<[u8]>>,
+    /// `AnnotationDefault` (methods of annotation interfaces).
+    pub default: Option<Arc<[u8]>>,
+}
+
+impl RawAnnotations {
+    /// Keeps the body of `name` if it is one of the annotation attributes; false otherwise.
+    fn keep(&mut self, name: &str, body: &[u8]) -> bool {
+        let slot = match name {
+            "RuntimeVisibleAnnotations" => &mut self.visible,
+            "RuntimeVisibleTypeAnnotations" => &mut self.type_annotations,
+            "RuntimeVisibleParameterAnnotations" => &mut self.parameters,
+            "AnnotationDefault" => &mut self.default,
+            _ => return false,
+        };
+        *slot = Some(Arc::from(body));
+        true
+    }
 }
 
 /// The `EnclosingMethod` attribute of a local or anonymous class.
@@ -76,6 +108,7 @@ pub struct FieldInfo {
     pub descriptor: Arc<str>,
     pub constant_value: Option<u16>,
     pub signature: Option<Arc<str>>,
+    pub annotations: RawAnnotations,
 }
 
 #[derive(Debug, Clone)]
@@ -88,6 +121,9 @@ pub struct MethodInfo {
     pub signature: Option<Arc<str>>,
     /// Annotated `@jdk.internal.vm.annotation.Hidden`: left out of stack traces and walks.
     pub hidden: bool,
+    pub annotations: RawAnnotations,
+    /// The raw `MethodParameters` attribute (for `Executable.getParameters0`).
+    pub parameters: Option<Arc<[u8]>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -137,6 +173,8 @@ pub struct InnerClass {
 pub struct RecordComponent {
     pub name: Arc<str>,
     pub descriptor: Arc<str>,
+    pub signature: Option<Arc<str>>,
+    pub annotations: RawAnnotations,
 }
 
 impl Code {
@@ -173,6 +211,7 @@ impl ClassFile {
             permitted_subclasses: Vec::new(),
             signature: None,
             enclosing_method: None,
+            annotations: RawAnnotations::default(),
         }
     }
 
@@ -223,6 +262,9 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     let n = r.u2("attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(&cp, &mut r)?;
+        if class.annotations.keep(&name, body) {
+            continue;
+        }
         let mut a = Reader::new(body);
         let base = r.offset() - body.len();
         let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
@@ -293,10 +335,17 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                     let name = utf8_at(&cp, &mut a, "record component name").map_err(rebase)?;
                     let descriptor = utf8_at(&cp, &mut a, "record component descriptor").map_err(rebase)?;
                     let attrs = a.u2("record component attributes_count").map_err(rebase)?;
+                    let mut component =
+                        RecordComponent { name, descriptor, signature: None, annotations: RawAnnotations::default() };
                     for _ in 0..attrs {
-                        attribute(&cp, &mut a).map_err(rebase)?;
+                        let (name, body) = attribute(&cp, &mut a).map_err(rebase)?;
+                        if &*name == "Signature" && body.len() == 2 {
+                            component.signature = cp.utf8(u16::from_be_bytes([body[0], body[1]])).ok().cloned();
+                        } else {
+                            component.annotations.keep(&name, body);
+                        }
                     }
-                    class.record_components.push(RecordComponent { name, descriptor });
+                    class.record_components.push(component);
                 }
             }
             _ => {}
@@ -344,10 +393,20 @@ fn parse_field(cp: &ConstantPool, r: &mut Reader) -> Result<FieldInfo, ClassForm
     if !descriptor::is_field_descriptor(&descriptor) {
         return Err(r.error(format!("a field descriptor (found {descriptor:?})")));
     }
-    let mut field = FieldInfo { access_flags, name, descriptor, constant_value: None, signature: None };
+    let mut field = FieldInfo {
+        access_flags,
+        name,
+        descriptor,
+        constant_value: None,
+        signature: None,
+        annotations: RawAnnotations::default(),
+    };
     let n = r.u2("field attributes_count")?;
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
+        if field.annotations.keep(&name, body) {
+            continue;
+        }
         match &*name {
             "ConstantValue" if body.len() == 2 => field.constant_value = Some(u16::from_be_bytes([body[0], body[1]])),
             "Signature" if body.len() == 2 => {
@@ -374,6 +433,8 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
         exceptions: Vec::new(),
         signature: None,
         hidden: false,
+        annotations: RawAnnotations::default(),
+        parameters: None,
     };
     let n = r.u2("method attributes_count")?;
     for _ in 0..n {
@@ -394,8 +455,11 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
             }
             // Malformed annotations do not make a class unloadable: they only hide nothing.
             "RuntimeVisibleAnnotations" => {
-                method.hidden = annotation_types(cp, &mut a).is_ok_and(|types| types.iter().any(|t| &**t == HIDDEN))
+                method.hidden = annotation_types(cp, &mut a).is_ok_and(|types| types.iter().any(|t| &**t == HIDDEN));
+                method.annotations.keep(&name, body);
             }
+            "MethodParameters" => method.parameters = Some(Arc::from(body)),
+            _ if method.annotations.keep(&name, body) => {}
             _ => {}
         }
     }

@@ -187,10 +187,22 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add(FS, "getLength", "(Ljava/io/File;)J", |vm, _, a| {
         Ok(std::fs::metadata(file_path(vm, a[1] as Ref)).map(|m| m.len()).unwrap_or(0))
     });
-    reg.add(FS, "getLastModifiedTime", "(Ljava/io/File;)J", |vm, _, a| {
-        let t = std::fs::metadata(file_path(vm, a[1] as Ref)).and_then(|m| m.modified()).ok();
-        Ok(t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64).unwrap_or(0))
-    });
+    // JDK 21+ name these natives with a trailing 0.
+    for name in ["getLastModifiedTime", "getLastModifiedTime0"] {
+        reg.add(FS, name, "(Ljava/io/File;)J", |vm, _, a| {
+            let t = std::fs::metadata(file_path(vm, a[1] as Ref)).and_then(|m| m.modified()).ok();
+            Ok(t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64).unwrap_or(0))
+        });
+    }
+    for name in ["setLastModifiedTime", "setLastModifiedTime0"] {
+        reg.add(FS, name, "(Ljava/io/File;J)Z", |vm, _, a| {
+            // HotSpot keeps the access time and sets the modification time (milliseconds).
+            let path = file_path(vm, a[1] as Ref);
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(a[2]);
+            let r = std::fs::File::open(path).and_then(|f| f.set_times(std::fs::FileTimes::new().set_modified(at)));
+            Ok(r.is_ok() as u64)
+        });
+    }
     reg.add(FS, "list", "(Ljava/io/File;)[Ljava/lang/String;", |vm, _, a| {
         let path = file_path(vm, a[1] as Ref);
         match std::fs::read_dir(&path) {

@@ -257,6 +257,29 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             None => Ok(0),
         }
     });
+    // HotSpot's JVM_GetDeclaredClasses: the InnerClasses entries whose outer class is this one,
+    // in attribute order.
+    reg.add("java/lang/Class", "getDeclaredClasses0", "()[Ljava/lang/Class;", |vm, t, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let inner: Vec<_> = vm.classes[c as usize]
+            .file
+            .as_ref()
+            .map(|f| {
+                f.inner_classes
+                    .iter()
+                    .filter(|ic| ic.outer_class.as_deref() == Some(&*f.this_class))
+                    .filter_map(|ic| ic.inner_class.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut mirrors = Vec::with_capacity(inner.len());
+        for n in inner {
+            let ic = vm.load_seen_from(t, c, &n)?;
+            mirrors.push(vm.mirror(ic));
+        }
+        let arr = vm.load_or_throw(t, "[Ljava/lang/Class;")?;
+        Ok(vm.heap.alloc(arr, ObjData::Refs(mirrors.into())) as u64)
+    });
     reg.add("java/lang/Class", "getSimpleBinaryName0", "()Ljava/lang/String;", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let simple = vm.classes[c as usize].file.as_ref().and_then(|f| {
@@ -307,7 +330,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             None => Ok(0),
         }
     });
-    reg.add("java/lang/Class", "getRawAnnotations", "()[B", |_, _, _| Ok(0));
     // The protection domain its loader gave when defining it (JDK 17 asks here; 21+ read the mirror).
     reg.add("java/lang/Class", "getProtectionDomain0", "()Ljava/security/ProtectionDomain;", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
@@ -576,7 +598,14 @@ impl<T: Tracker> Vm<T> {
         h
     }
 
+    /// `System.nanoTime`. Start-up runs on a clock of its own (a nanosecond per instruction), so that
+    /// what the JDK seeds from it while booting — `ImmutableCollections`' iteration salt, which orders
+    /// the module graph's sets and maps — is the same in every run, and so are the profiles.
     pub fn nano_time(&self) -> i64 {
-        self.started.elapsed().as_nanos() as i64 + 1_000_000_000
+        let boot_clock = self.instructions as i64;
+        if !self.booted {
+            return 1_000_000_000 + boot_clock;
+        }
+        1_000_000_000 + (self.started.elapsed().as_nanos() as i64).max(boot_clock)
     }
 }

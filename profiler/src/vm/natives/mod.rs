@@ -7,10 +7,12 @@
 //! would do what this VM does not (spin classes) — see `reflect.rs`.
 
 mod accessors;
+mod annotations;
 pub(crate) mod class_loading;
 mod invoke;
 mod io;
 mod lang;
+mod management;
 pub(crate) mod memory;
 mod nio;
 mod reflect;
@@ -52,9 +54,13 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     memory::register(&mut r);
     invoke::register(&mut r);
     zip::register(&mut r);
+    management::register(&mut r);
+    management::register_os(&mut r);
+    management::register_cgroups(&mut r);
     nio::register(&mut r);
     reflect::register(&mut r);
     accessors::register(&mut r);
+    annotations::register(&mut r);
     stack_walk::register(&mut r);
     t
 }

@@ -38,6 +38,59 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Err(e) => Err(unix_exception(vm, t, &e)),
         }
     });
+    // Files.copy's data transfer between two open descriptors, from their current positions
+    // to the source's end: JDK 17's UnixCopyFile.transfer, JDK 21+'s directCopy0 (0: done) and
+    // bufferedCopy0 (its buffer not needed here).
+    reg.add("sun/nio/fs/UnixCopyFile", "transfer", "(IIJ)V", |vm, t, a| copy_fd(vm, t, a[0], a[1]));
+    reg.add("sun/nio/fs/LinuxNativeDispatcher", "directCopy0", "(IIJ)I", |vm, t, a| copy_fd(vm, t, a[0], a[1]));
+    reg.add("sun/nio/fs/UnixFileSystem", "bufferedCopy0", "(IIJIJ)V", |vm, t, a| copy_fd(vm, t, a[0], a[1]));
+    reg.add("sun/nio/fs/LinuxNativeDispatcher", "posix_fadvise", "(IJJI)I", |_, _, _| Ok(0));
+    reg.add("sun/nio/fs/LinuxNativeDispatcher", "init", "()V", |_, _, _| Ok(0));
+    // The attributes Files.copy(COPY_ATTRIBUTES) gives the target through its descriptor (JDK 21+
+    // names the natives with a 0).
+    for name in ["fchown", "fchown0"] {
+        reg.add(D, name, "(III)V", |vm, t, a| {
+            let r = fd_op(vm, a[0], |f| std::os::unix::fs::fchown(f, Some(a[1] as u32), Some(a[2] as u32)));
+            r.map_err(|e| unix_exception(vm, t, &e))
+        });
+    }
+    for name in ["fchmod", "fchmod0"] {
+        reg.add(D, name, "(II)V", |vm, t, a| {
+            use std::os::unix::fs::PermissionsExt;
+            let r = fd_op(vm, a[0], |f| f.set_permissions(std::fs::Permissions::from_mode(a[1] as u32)));
+            r.map_err(|e| unix_exception(vm, t, &e))
+        });
+    }
+    // Extended attributes: files here carry none, so there are none to copy.
+    reg.add(D, "flistxattr", "(IJI)I", |_, _, _| Ok(0));
+    reg.add(D, "fgetxattr0", "(IJJI)I", |vm, t, _| {
+        Err(unix_exception(vm, t, &std::io::Error::from_raw_os_error(61))) // ENODATA
+    });
+    // futimes takes microseconds, futimens nanoseconds, since the epoch.
+    reg.add(D, "futimes", "(IJJ)V", |vm, t, a| {
+        let times = file_times(a[1], a[3], 1_000);
+        fd_op(vm, a[0], |f| f.set_times(times)).map_err(|e| unix_exception(vm, t, &e))
+    });
+    for name in ["futimens", "futimens0"] {
+        reg.add(D, name, "(IJJ)V", |vm, t, a| {
+            let times = file_times(a[1], a[3], 1);
+            fd_op(vm, a[0], |f| f.set_times(times)).map_err(|e| unix_exception(vm, t, &e))
+        });
+    }
+    // By path: utimes0 (JDK 17, microseconds), utimensat0 (JDK 21+, nanoseconds; the
+    // directory descriptor is AT_FDCWD for the JDK's paths).
+    reg.add(D, "utimes0", "(JJJ)V", |vm, t, a| {
+        let path = c_string(vm, a[0])?;
+        let times = file_times(a[2], a[4], 1_000);
+        let r = std::fs::File::open(path).and_then(|f| f.set_times(times));
+        r.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "utimensat0", "(IJJJI)V", |vm, t, a| {
+        let path = c_string(vm, a[1])?;
+        let times = file_times(a[3], a[5], 1);
+        let r = std::fs::File::open(path).and_then(|f| f.set_times(times));
+        r.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
     reg.add(D, "close0", "(I)V", |vm, _, a| {
         vm.open_files.files.remove(&(a[0] as i32));
         Ok(0)
@@ -223,6 +276,50 @@ fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<String> {
         }
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Runs `f` on the open file behind descriptor `fd` (EBADF if none).
+fn fd_op<T: Tracker>(
+    vm: &mut Vm<T>,
+    fd: u64,
+    f: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
+) -> Result<u64, std::io::Error> {
+    match vm.open_files.files.get(&(fd as i32)) {
+        Some(file) => f(file).map(|_| 0),
+        None => Err(std::io::Error::from_raw_os_error(9)),
+    }
+}
+
+/// Access and modification times given in units of `unit_ns` nanoseconds since the epoch.
+fn file_times(access: u64, modified: u64, unit_ns: i64) -> std::fs::FileTimes {
+    let at = |v: u64| {
+        let ns = (v as i64).saturating_mul(unit_ns);
+        let d = std::time::Duration::from_nanos(ns.unsigned_abs());
+        if ns >= 0 {
+            std::time::UNIX_EPOCH + d
+        } else {
+            std::time::UNIX_EPOCH - d
+        }
+    };
+    std::fs::FileTimes::new().set_accessed(at(access)).set_modified(at(modified))
+}
+
+/// Copies what is left of descriptor `src` to descriptor `dst` (errors as UnixException; EBADF
+/// for a descriptor not open).
+fn copy_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, dst: u64, src: u64) -> VmResult<u64> {
+    let bad = || std::io::Error::from_raw_os_error(9);
+    let result = match vm.open_files.files.get(&(src as i32)).map(|f| f.try_clone()) {
+        Some(Ok(mut from)) => match vm.open_files.files.get_mut(&(dst as i32)) {
+            Some(to) => std::io::copy(&mut from, to).map(|_| ()),
+            None => Err(bad()),
+        },
+        Some(Err(e)) => Err(e),
+        None => Err(bad()),
+    };
+    match result {
+        Ok(()) => Ok(0),
+        Err(e) => Err(unix_exception(vm, t, &e)),
+    }
 }
 
 fn unix_exception<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, e: &std::io::Error) -> Fault {

@@ -6,9 +6,11 @@
 
 use super::{Registry, VmResult};
 use crate::classfile::descriptor::Kind;
+use crate::classfile::{FieldInfo, MethodInfo};
 use crate::vm::class::{ClassId, MethodId};
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
+use std::sync::Arc;
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const ARRAY: &str = "java/lang/reflect/Array";
@@ -46,6 +48,38 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         vm.array_store_raw(arr, i as usize, v);
         Ok(0)
     });
+    // HotSpot's Reflection::reflect_new_multi_array: at most 255 dimensions in all.
+    reg.add(ARRAY, "multiNewArray", "(Ljava/lang/Class;[I)Ljava/lang/Object;", |vm, t, a| {
+        let (mirror, dims) = (a[0] as Ref, a[1] as Ref);
+        if mirror == 0 || dims == 0 {
+            return Err(vm.throw_npe(t));
+        }
+        let counts: Vec<i32> = match &vm.heap.get(dims).data {
+            ObjData::Ints(v) => v.to_vec(),
+            _ => Vec::new(),
+        };
+        if counts.is_empty() || counts.len() > 255 {
+            return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", None));
+        }
+        if let Some(n) = counts.iter().find(|&&n| n < 0) {
+            return Err(vm.throw_new(t, "java/lang/NegativeArraySizeException", Some(&n.to_string())));
+        }
+        let mut class = vm.class_of_mirror(mirror);
+        let inner_dims = match vm.classes[class as usize].kind {
+            crate::vm::class::ClassKind::Primitive('V') => {
+                return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", None))
+            }
+            crate::vm::class::ClassKind::Array { dims, .. } => dims as usize,
+            _ => 0,
+        };
+        if inner_dims + counts.len() > 255 {
+            return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", None));
+        }
+        for _ in 0..counts.len() {
+            class = vm.array_class_or_throw(t, class)?;
+        }
+        Ok(vm.multi_new_array(t, class, &counts)? as u64)
+    });
     macro_rules! typed {
         ($($get:literal, $set:literal, $desc:literal, $kind:expr);* $(;)?) => {$(
             reg.add(ARRAY, $get, concat!("(Ljava/lang/Object;I)", $desc), |vm, t, a| {
@@ -81,12 +115,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         "getDouble", "setDouble", "D", Kind::Double;
     }
     reg.add("jdk/internal/reflect/ReflectionFactory", "inflationThreshold", "()I", |_, _, _| Ok(i32::MAX as u64));
-    // Annotations are not exposed (their raw bytes are null), so the constant pool object is
-    // only passed along, never read.
-    reg.add("java/lang/Class", "getConstantPool", "()Ljdk/internal/reflect/ConstantPool;", |vm, t, _| {
-        let c = vm.load_or_throw(t, "jdk/internal/reflect/ConstantPool")?;
-        Ok(vm.alloc_instance(c) as u64)
-    });
     reg.add("java/lang/Class", "getDeclaredMethods0", "(Z)[Ljava/lang/reflect/Method;", |vm, t, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
         let methods = vm.declared_methods(c, false, a[1] != 0);
@@ -130,43 +158,46 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             objs.pop();
             let obj = vm.alloc_instance(rc);
             let (name, mirror) = (vm.intern_str(&comp.name), vm.mirror(c));
+            let signature = comp.signature.as_ref().map(|s| vm.intern_str(s)).unwrap_or(0);
             vm.set_named(obj, "clazz", mirror as u64);
             vm.set_named(obj, "name", name as u64);
             vm.set_named(obj, "type", ty as u64);
             vm.set_named(obj, "accessor", accessor as u64);
+            vm.set_named(obj, "signature", signature as u64);
+            let annotations = vm.raw_bytes(&comp.annotations.visible);
+            vm.set_named(obj, "annotations", annotations as u64);
+            let type_annotations = vm.raw_bytes(&comp.annotations.type_annotations);
+            vm.set_named(obj, "typeAnnotations", type_annotations as u64);
             objs.push(obj);
         }
         vm.ref_array(t, "[Ljava/lang/reflect/RecordComponent;", objs)
     });
-    // The native accessors: JDK 17's, and JDK 21+'s behind Direct{Method,Constructor}HandleAccessor.
-    for class in [
-        "jdk/internal/reflect/NativeMethodAccessorImpl",
-        "jdk/internal/reflect/DirectMethodHandleAccessor$NativeAccessor",
-    ] {
-        reg.add(
-            class,
-            "invoke0",
-            "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;",
-            |vm, t, a| {
-                let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-                vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false)
-            },
-        );
-    }
-    for class in [
-        "jdk/internal/reflect/NativeConstructorAccessorImpl",
+    // The native accessors: JDK 17's (HotSpot's messages), and JDK 18+'s behind
+    // Direct{Method,Constructor}HandleAccessor, which stand in for the method-handle accessors
+    // HotSpot would use and so give their messages.
+    const INVOKE0: &str = "(Ljava/lang/reflect/Method;Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;";
+    const NEW_INSTANCE0: &str = "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;";
+    reg.add("jdk/internal/reflect/NativeMethodAccessorImpl", "invoke0", INVOKE0, |vm, t, a| {
+        let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+        vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false, false)
+    });
+    reg.add("jdk/internal/reflect/DirectMethodHandleAccessor$NativeAccessor", "invoke0", INVOKE0, |vm, t, a| {
+        let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+        vm.reflective_call(t, m, a[1] as Ref, a[2] as Ref, false, true)
+    });
+    reg.add("jdk/internal/reflect/NativeConstructorAccessorImpl", "newInstance0", NEW_INSTANCE0, |vm, t, a| {
+        let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+        vm.reflective_call(t, m, 0, a[1] as Ref, true, false)
+    });
+    reg.add(
         "jdk/internal/reflect/DirectConstructorHandleAccessor$NativeAccessor",
-    ] {
-        reg.add(
-            class,
-            "newInstance0",
-            "(Ljava/lang/reflect/Constructor;[Ljava/lang/Object;)Ljava/lang/Object;",
-            |vm, t, a| {
-                let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
-                vm.reflective_call(t, m, 0, a[1] as Ref, true)
-            },
-        );
-    }
+        "newInstance0",
+        NEW_INSTANCE0,
+        |vm, t, a| {
+            let m = vm.get_named(a[0] as Ref, "slot") as MethodId;
+            vm.reflective_call(t, m, 0, a[1] as Ref, true, true)
+        },
+    );
 }
 
 impl<T: Tracker> Vm<T> {
@@ -238,7 +269,7 @@ impl<T: Tracker> Vm<T> {
         r
     }
 
-    fn reflect_method(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
+    pub(super) fn reflect_method(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
         let method = &self.methods[m as usize];
         let (class, name, access, parsed) = (method.class, method.name.clone(), method.access, method.parsed.clone());
         let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
@@ -250,56 +281,115 @@ impl<T: Tracker> Vm<T> {
         } else {
             self.pinning(&[params], |vm| vm.type_mirror(t, class, &parsed.return_type))?
         };
-        let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
-        self.pinning(&[params, ret, ex], |vm| {
+        let ex = self.pinning(&[params, ret], |vm| vm.exception_types(t, m))?;
+        let raw = self.method_info(m).map(|i| i.annotations.clone()).unwrap_or_default();
+        let (annotations, parameters, default) =
+            (self.raw_bytes(&raw.visible), self.raw_bytes(&raw.parameters), self.raw_bytes(&raw.default));
+        self.pinning(&[params, ret, ex, annotations, parameters, default], |vm| {
             vm.construct(
                 t,
                 "java/lang/reflect/Method",
                 "(Ljava/lang/Class;Ljava/lang/String;[Ljava/lang/Class;Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B[B)V",
-                &[decl as u64, name as u64, params as u64, ret as u64, ex as u64, access as u64, m as u64, signature as u64, 0, 0, 0],
+                &[
+                    decl as u64,
+                    name as u64,
+                    params as u64,
+                    ret as u64,
+                    ex as u64,
+                    access as u64,
+                    m as u64,
+                    signature as u64,
+                    annotations as u64,
+                    parameters as u64,
+                    default as u64,
+                ],
             )
         })
     }
 
-    fn reflect_constructor(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
+    pub(super) fn reflect_constructor(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
         let method = &self.methods[m as usize];
         let (class, access, parsed) = (method.class, method.access, method.parsed.clone());
         let signature = method.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
         let decl = self.mirror(class);
         let params = self.type_mirrors(t, class, &parsed.param_types)?;
-        let ex = self.ref_array(t, "[Ljava/lang/Class;", Vec::new())? as Ref;
-        self.pinning(&[params, ex], |vm| {
+        let ex = self.pinning(&[params], |vm| vm.exception_types(t, m))?;
+        let raw = self.method_info(m).map(|i| i.annotations.clone()).unwrap_or_default();
+        let (annotations, parameters) = (self.raw_bytes(&raw.visible), self.raw_bytes(&raw.parameters));
+        self.pinning(&[params, ex, annotations, parameters], |vm| {
             vm.construct(
                 t,
                 "java/lang/reflect/Constructor",
                 "(Ljava/lang/Class;[Ljava/lang/Class;[Ljava/lang/Class;IILjava/lang/String;[B[B)V",
-                &[decl as u64, params as u64, ex as u64, access as u64, m as u64, signature as u64, 0, 0],
+                &[
+                    decl as u64,
+                    params as u64,
+                    ex as u64,
+                    access as u64,
+                    m as u64,
+                    signature as u64,
+                    annotations as u64,
+                    parameters as u64,
+                ],
             )
         })
     }
 
-    fn reflect_field(&mut self, t: &mut JThread, class: ClassId, index: usize) -> VmResult<Ref> {
+    pub(super) fn reflect_field(&mut self, t: &mut JThread, class: ClassId, index: usize) -> VmResult<Ref> {
         let f = self.classes[class as usize].fields[index].clone();
         let decl = self.mirror(class);
         let name = self.intern_str(&f.name);
         let ty = self.type_mirror(t, class, &f.descriptor)?;
         let trusted_final = f.is_static() && f.access & crate::classfile::access::FINAL != 0;
         let signature = f.signature.clone().map(|s| self.intern_str(&s)).unwrap_or(0);
-        self.construct(
-            t,
-            "java/lang/reflect/Field",
-            "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/Class;IZILjava/lang/String;[B)V",
-            &[
-                decl as u64,
-                name as u64,
-                ty as u64,
-                f.access as u64,
-                trusted_final as u64,
-                f.slot as u64,
-                signature as u64,
-                0,
-            ],
-        )
+        let raw = self.field_info(class, index).and_then(|i| i.annotations.visible.clone());
+        let annotations = self.raw_bytes(&raw);
+        self.pinning(&[ty, annotations], |vm| {
+            vm.construct(
+                t,
+                "java/lang/reflect/Field",
+                "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/Class;IZILjava/lang/String;[B)V",
+                &[
+                    decl as u64,
+                    name as u64,
+                    ty as u64,
+                    f.access as u64,
+                    trusted_final as u64,
+                    f.slot as u64,
+                    signature as u64,
+                    annotations as u64,
+                ],
+            )
+        })
+    }
+
+    /// The class-file record of method `m` (a class's methods keep the class file's order).
+    pub(super) fn method_info(&self, m: MethodId) -> Option<&MethodInfo> {
+        let class = &self.classes[self.methods[m as usize].class as usize];
+        let i = class.methods.iter().position(|&x| x == m)?;
+        class.file.as_ref()?.methods.get(i)
+    }
+
+    /// The class-file record of a class's `index`th declared field.
+    fn field_info(&self, class: ClassId, index: usize) -> Option<&FieldInfo> {
+        self.classes[class as usize].file.as_ref()?.fields.get(index)
+    }
+
+    /// A new `byte[]` of an attribute's raw body; null when the attribute is absent.
+    pub(super) fn raw_bytes(&mut self, bytes: &Option<Arc<[u8]>>) -> Ref {
+        bytes.as_ref().map(|b| self.new_byte_array(b)).unwrap_or(0)
+    }
+
+    /// The checked exceptions a method declares (its `Exceptions` attribute), as its class sees them.
+    fn exception_types(&mut self, t: &mut JThread, m: MethodId) -> VmResult<Ref> {
+        let class = self.methods[m as usize].class;
+        let names = self.method_info(m).map(|i| i.exceptions.clone()).unwrap_or_default();
+        let mut mirrors = Vec::with_capacity(names.len());
+        for n in names {
+            let c = self.pinning(&mirrors, |vm| vm.load_seen_from(t, class, &n))?;
+            mirrors.push(self.mirror(c));
+        }
+        self.ref_array(t, "[Ljava/lang/Class;", mirrors).map(|r| r as Ref)
     }
 
     /// The primitive held by a wrapper object, in slot form, converted to `want` (widening
@@ -339,6 +429,36 @@ impl<T: Tracker> Vm<T> {
         })
     }
 
+    /// The IllegalArgumentException for null passed as a primitive: HotSpot's native accessors
+    /// give no message; the method-handle accessors wrap the NullPointerException their
+    /// unboxing (`ValueConversions.unbox*`) hits.
+    fn null_for_primitive(&mut self, t: &mut JThread, k: Kind, handles: bool) -> Fault {
+        const IAE: &str = "java/lang/IllegalArgumentException";
+        if !handles {
+            return self.throw_new(t, IAE, None);
+        }
+        let value = match k {
+            Kind::Byte => "byteValue",
+            Kind::Short => "shortValue",
+            Kind::Long => "longValue",
+            Kind::Float => "floatValue",
+            Kind::Double => "doubleValue",
+            _ => "intValue",
+        };
+        let msg = format!(
+            "Cannot invoke \"java.lang.Number.{value}()\" because the return value of \"sun.invoke.util.ValueConversions.primitiveConversion(sun.invoke.util.Wrapper, Object, boolean)\" is null"
+        );
+        let npe = match self.throw_new(t, "java/lang/NullPointerException", Some(&msg)) {
+            Fault::Exception(e) => e,
+            other => return other,
+        };
+        let iae = self.pinning(&[npe], |vm| vm.construct(t, IAE, "(Ljava/lang/Throwable;)V", &[npe as u64]));
+        match iae {
+            Ok(e) => Fault::Exception(e),
+            Err(f) => f,
+        }
+    }
+
     /// Boxes a slot value of kind `k` with the wrapper's `valueOf`.
     pub(crate) fn box_value(&mut self, t: &mut JThread, k: Kind, v: u64) -> VmResult<Ref> {
         let (class, desc) = match k {
@@ -362,8 +482,10 @@ impl<T: Tracker> Vm<T> {
         Ok(self.invoke(t, m, args)? as Ref)
     }
 
-    /// `Method.invoke` / `Constructor.newInstance` after the JDK's own checks: unbox the
-    /// arguments, dispatch, box the result; exceptions come back wrapped in InvocationTargetException.
+    /// `Method.invoke` / `Constructor.newInstance` after the JDK's own checks: check the receiver
+    /// and the arguments, unbox them, dispatch, box the result; exceptions come back wrapped in
+    /// InvocationTargetException. `handles`: the messages of JDK 18+'s method-handle accessors
+    /// rather than HotSpot's native ones.
     fn reflective_call(
         &mut self,
         t: &mut JThread,
@@ -371,6 +493,7 @@ impl<T: Tracker> Vm<T> {
         receiver: Ref,
         args: Ref,
         construct: bool,
+        handles: bool,
     ) -> VmResult<u64> {
         let method = &self.methods[m as usize];
         let (class, parsed, is_static, sig, private) =
@@ -382,8 +505,31 @@ impl<T: Tracker> Vm<T> {
                 _ => Vec::new(),
             },
         };
+        // HotSpot's order: the receiver (null, then its class), the argument count, each argument.
+        if !construct && !is_static {
+            if receiver == 0 {
+                let msg = handles.then_some("Cannot invoke \"Object.getClass()\" because \"o\" is null");
+                return Err(self.throw_new(t, "java/lang/NullPointerException", msg));
+            }
+            let rc = self.heap.get(receiver).class;
+            if !self.is_subtype(rc, class) {
+                let msg = if handles {
+                    let (have, want) =
+                        (self.classes[rc as usize].java_name(), self.classes[class as usize].java_name());
+                    format!("object of type {have} is not an instance of {want}")
+                } else {
+                    "object is not an instance of declaring class".to_string()
+                };
+                return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some(&msg)));
+            }
+        }
         if given.len() != parsed.params.len() {
-            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("wrong number of arguments")));
+            let msg = if handles {
+                format!("wrong number of arguments: {} expected: {}", given.len(), parsed.params.len())
+            } else {
+                "wrong number of arguments".to_string()
+            };
+            return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some(&msg)));
         }
         let mut slots: Vec<u64> = Vec::new();
         let target_obj = if construct {
@@ -392,9 +538,6 @@ impl<T: Tracker> Vm<T> {
             slots.push(obj as u64);
             obj
         } else if !is_static {
-            if receiver == 0 {
-                return Err(self.throw_npe(t));
-            }
             slots.push(receiver as u64);
             receiver
         } else {
@@ -403,7 +546,18 @@ impl<T: Tracker> Vm<T> {
         };
         for (i, &k) in parsed.params.iter().enumerate() {
             let v = if k == Kind::Reference {
+                if given[i] != 0 {
+                    let desc = &parsed.param_types[i];
+                    let name = desc.strip_prefix('L').and_then(|d| d.strip_suffix(';')).unwrap_or(desc);
+                    let want = self.pinning(&[target_obj], |vm| vm.load_seen_from(t, class, name))?;
+                    if !self.is_subtype(self.heap.get(given[i]).class, want) {
+                        let msg = Some("argument type mismatch");
+                        return Err(self.throw_new(t, "java/lang/IllegalArgumentException", msg));
+                    }
+                }
                 given[i] as u64
+            } else if given[i] == 0 {
+                return Err(self.null_for_primitive(t, k, handles));
             } else {
                 match self.unbox(given[i], k) {
                     Some(v) => v,

@@ -138,14 +138,17 @@ fn system_time_zone() -> Option<String> {
 }
 
 /// `Reflection.getCallerClass()`: the class of the method that called the method asking,
-/// skipping reflection's own frames.
+/// skipping reflection's own frames above it (as HotSpot: the asking method itself is never
+/// skipped, so `Method.invoke` asking gets its caller).
 fn get_caller_class<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> VmResult<u64> {
-    let mut frames = t.frames.iter().rev().filter(|f| {
+    let class_of = |f: &crate::vm::Frame| &*vm.classes[vm.methods[f.method as usize].class as usize].name;
+    let mut frames = t.frames.iter().rev().skip_while(|f| class_of(f) == "jdk/internal/reflect/Reflection");
+    frames.next(); // the @CallerSensitive method itself
+    let mut frames = frames.filter(|f| {
         let m = &vm.methods[f.method as usize];
-        let c = &*vm.classes[m.class as usize].name;
+        let c = class_of(f);
         !(c.starts_with("jdk/internal/reflect/") || c == "java/lang/reflect/Method" && &*m.name == "invoke")
     });
-    frames.next(); // the @CallerSensitive method itself
     match frames.next() {
         Some(f) => {
             let c = vm.methods[f.method as usize].class;

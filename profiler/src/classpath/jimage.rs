@@ -3,7 +3,7 @@
 //! The index (header, hash tables, locations, strings: a few MB) is read once; resources are read
 //! with positioned reads on demand, so the image's 100+ MB never sit in memory.
 
-use super::{ClassPathError, ClassSource, Origin};
+use super::{ClassPathError, Origin};
 use std::collections::HashMap;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -227,8 +227,14 @@ impl JImage {
     }
 }
 
-impl ClassSource for JImage {
-    fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+impl JImage {
+    /// The class file of a class, by internal name (`java/lang/String`), and its module.
+    pub fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
+        self.resource(&format!("{internal_name}.class"))
+    }
+
+    /// A resource by path (`java/lang/String.class`), from the module holding its package.
+    pub fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
         // Data directories are not packages: the nearest enclosing package names the module.
         let mut dir = path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
         let module = loop {
@@ -241,8 +247,5 @@ impl ClassSource for JImage {
             }
         };
         Ok(self.image_resource(&format!("/{module}/{path}"))?.map(|b| (b, Origin::Module(module))))
-    }
-    fn describe(&self) -> String {
-        self.path.display().to_string()
     }
 }

@@ -1,11 +1,9 @@
-//! Where class bytes come from: directories, jar files and the JDK's own `lib/modules` image,
-//! all behind one [`ClassSource`] trait and searched in order by a [`ClassPath`].
+//! Where the boot loader's class bytes come from: the JDK's own `lib/modules` image. The class
+//! path is the JDK's application loader's (Java code); [`check_entry`] only diagnoses it.
 
-mod jar;
 pub mod jdk;
 pub mod jimage;
 
-pub use jar::JarSource;
 pub use jdk::Jdk;
 pub use jimage::JImage;
 use std::path::{Path, PathBuf};
@@ -39,86 +37,16 @@ pub enum Origin {
     Generated,
 }
 
-/// A place that may hold classes and resources, keyed by path (`java/lang/String.class`,
-/// `org/example/config.properties`).
-pub trait ClassSource: Send + Sync {
-    fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError>;
-    fn describe(&self) -> String;
-}
-
-pub struct DirSource {
-    root: Arc<Path>,
-}
-
-impl DirSource {
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        let root: PathBuf = root.into();
-        DirSource { root: root.into() }
-    }
-}
-
-impl ClassSource for DirSource {
-    fn resource(&self, name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
-        let path = self.root.join(name);
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some((bytes, Origin::ClassPath(self.root.clone())))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(ClassPathError::Io { path, source }),
-        }
-    }
-    fn describe(&self) -> String {
-        self.root.display().to_string()
-    }
-}
-
-/// The boot image first, then the user's entries in order.
-#[derive(Default)]
-pub struct ClassPath {
-    sources: Vec<Box<dyn ClassSource>>,
-}
-
-impl ClassPath {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn push(&mut self, source: Box<dyn ClassSource>) {
-        self.sources.push(source);
-    }
-
-    /// Adds the entries of a `-cp` string (`:`-separated directories and jars).
-    pub fn push_user_path(&mut self, cp: &str) -> Result<(), ClassPathError> {
-        for entry in std::env::split_paths(cp) {
-            if entry.as_os_str().is_empty() {
-                continue;
-            }
-            self.push(open_entry(&entry)?);
-        }
-        Ok(())
-    }
-
-    /// The class file of a class, by internal name (`java/lang/String`).
-    pub fn find(&self, internal_name: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
-        self.resource(&format!("{internal_name}.class"))
-    }
-
-    /// A resource by path, from the first source that has it.
-    pub fn resource(&self, path: &str) -> Result<Option<(Vec<u8>, Origin)>, ClassPathError> {
-        for s in &self.sources {
-            if let Some(found) = s.resource(path)? {
-                return Ok(Some(found));
-            }
-        }
-        Ok(None)
-    }
-}
-
-pub fn open_entry(path: &Path) -> Result<Box<dyn ClassSource>, ClassPathError> {
+/// Why a class path entry cannot hold classes (it does not exist, or is a file that is not a jar),
+/// for the message when the main class is not found: the JDK's loader skips such entries silently.
+pub fn check_entry(path: &Path) -> Result<(), ClassPathError> {
     if path.is_dir() {
-        Ok(Box::new(DirSource::new(path)))
-    } else if path.is_file() {
-        Ok(Box::new(JarSource::open(path)?))
-    } else {
-        Err(ClassPathError::Missing(path.to_path_buf()))
+        return Ok(());
     }
+    if !path.is_file() {
+        return Err(ClassPathError::Missing(path.to_path_buf()));
+    }
+    let file = std::fs::File::open(path).map_err(|source| ClassPathError::Io { path: path.into(), source })?;
+    zip::ZipArchive::new(file).map_err(|e| ClassPathError::BadJar { path: path.into(), reason: e.to_string() })?;
+    Ok(())
 }

@@ -251,16 +251,14 @@ impl<T: Tracker> Vm<T> {
     fn class_path_problems(&self) -> String {
         let mut problems = Vec::new();
         for entry in std::env::split_paths(&self.opts.class_path).filter(|p| !p.as_os_str().is_empty()) {
-            if !entry.exists() {
-                problems.push(format!("{} does not exist", entry.display()));
-            } else if entry.is_file() && crate::classpath::open_entry(&entry).is_err() {
-                problems.push(format!("{} is not a valid jar", entry.display()));
+            if let Err(e) = crate::classpath::check_entry(&entry) {
+                problems.push(e.to_string());
             }
         }
         if problems.is_empty() {
             String::new()
         } else {
-            format!(" (class path entry {})", problems.join("; "))
+            format!(" ({})", problems.join("; "))
         }
     }
 

@@ -59,7 +59,7 @@ impl<T: Tracker> Vm<T> {
         if name.starts_with('[') {
             return self.load_array_class(name);
         }
-        let (bytes, origin) = match self.class_path.find(name).map_err(VmError::from)? {
+        let (bytes, origin) = match self.image.find(name).map_err(VmError::from)? {
             Some(found) => found,
             None => return Err(LoadError::NotFound(name.to_string())),
         };

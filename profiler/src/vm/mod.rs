@@ -24,7 +24,7 @@ pub mod tracker;
 mod varhandle;
 
 use crate::classfile::ClassFormatError;
-use crate::classpath::{ClassPath, ClassPathError, JImage, Jdk};
+use crate::classpath::{ClassPathError, JImage, Jdk};
 use class::{Class, ClassId, Method, MethodId, SigId};
 use heap::{Heap, Ref};
 use std::collections::HashMap;
@@ -239,7 +239,8 @@ pub struct WellKnown {
 pub struct Vm<T: Tracker = NoTracker> {
     pub opts: Options,
     pub tracker: T,
-    class_path: ClassPath,
+    /// The JDK image the boot loader defines classes from.
+    image: JImage,
     pub classes: Vec<Class>,
     /// Classes by name, per loader (0: the boot loader) that defined them or initiated their loading.
     namespaces: HashMap<Ref, HashMap<Arc<str>, ClassId>>,
@@ -325,13 +326,12 @@ impl<T: Tracker> Vm<T> {
 
     /// Like `new`; with `capture`, program output is kept in memory (see `capture`).
     pub fn new_captured(opts: Options, tracker: T, capture: bool) -> Result<(Vm<T>, JThread), VmError> {
-        let mut class_path = ClassPath::new();
         // The boot loader's: the JDK image. The class path is the application loader's (Java).
-        class_path.push(Box::new(JImage::open(&opts.jdk.modules())?));
+        let image = JImage::open(&opts.jdk.modules())?;
         let mut vm = Vm {
             opts,
             tracker,
-            class_path,
+            image,
             classes: Vec::new(),
             namespaces: HashMap::new(),
             package_modules: HashMap::new(),

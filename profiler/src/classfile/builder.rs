@@ -95,6 +95,7 @@ impl ClassBuilder {
             exceptions: Vec::new(),
             signature: None,
             hidden: false,
+            caller_sensitive: false,
             annotations: Default::default(),
             parameters: None,
         });

@@ -121,6 +121,8 @@ pub struct MethodInfo {
     pub signature: Option<Arc<str>>,
     /// Annotated `@jdk.internal.vm.annotation.Hidden`: left out of stack traces and walks.
     pub hidden: bool,
+    /// Annotated `@jdk.internal.reflect.CallerSensitive`: a method handle to it binds its caller.
+    pub caller_sensitive: bool,
     pub annotations: RawAnnotations,
     /// The raw `MethodParameters` attribute (for `Executable.getParameters0`).
     pub parameters: Option<Arc<[u8]>>,
@@ -433,6 +435,7 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
         exceptions: Vec::new(),
         signature: None,
         hidden: false,
+        caller_sensitive: false,
         annotations: RawAnnotations::default(),
         parameters: None,
     };
@@ -455,7 +458,9 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
             }
             // Malformed annotations do not make a class unloadable: they only hide nothing.
             "RuntimeVisibleAnnotations" => {
-                method.hidden = annotation_types(cp, &mut a).is_ok_and(|types| types.iter().any(|t| &**t == HIDDEN));
+                let types = annotation_types(cp, &mut a).unwrap_or_default();
+                method.hidden = types.iter().any(|t| &**t == HIDDEN);
+                method.caller_sensitive = types.iter().any(|t| &**t == CALLER_SENSITIVE);
                 method.annotations.keep(&name, body);
             }
             "MethodParameters" => method.parameters = Some(Arc::from(body)),
@@ -467,6 +472,7 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
 }
 
 const HIDDEN: &str = "Ljdk/internal/vm/annotation/Hidden;";
+const CALLER_SENSITIVE: &str = "Ljdk/internal/reflect/CallerSensitive;";
 
 /// The types of a RuntimeVisibleAnnotations attribute's annotations (their values skipped).
 fn annotation_types(cp: &ConstantPool, r: &mut Reader) -> Result<Vec<Arc<str>>, ClassFormatError> {

@@ -159,6 +159,9 @@ pub struct Class {
     /// Made by the VM (lambda proxies, linked call sites): left out of stack traces, as HotSpot
     /// hides its own spun classes.
     pub hidden: bool,
+    /// The nest host given at definition (a hidden class defined as a nestmate of its lookup
+    /// class); otherwise the `NestHost` attribute decides.
+    pub nest_host: Option<ClassId>,
 }
 
 impl Class {
@@ -203,6 +206,8 @@ pub struct Method {
     pub signature: Option<Arc<str>>,
     /// `@Hidden` (the JDK's own glue): left out of stack traces and walks.
     pub hidden: bool,
+    /// `@CallerSensitive`: a method handle to it is bound to its caller (see natives/invoke.rs).
+    pub caller_sensitive: bool,
     pub code: OnceCell<Rc<Code>>,
     pub vindex: Option<u32>,
 }

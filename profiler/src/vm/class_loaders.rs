@@ -104,6 +104,18 @@ impl<T: Tracker> Vm<T> {
         Ok(id)
     }
 
+    /// The nest host of `class` (JVMS §5.4.4): the one given at its definition, else the class its
+    /// `NestHost` attribute names (resolved through its loader), else itself.
+    pub fn nest_host(&mut self, t: &mut JThread, class: ClassId) -> VmResult<ClassId> {
+        if let Some(h) = self.classes[class as usize].nest_host {
+            return Ok(h);
+        }
+        match self.classes[class as usize].file.as_ref().and_then(|f| f.nest_host.clone()) {
+            Some(h) => self.load_seen_from(t, class, &h),
+            None => Ok(class),
+        }
+    }
+
     /// Loads `name` as the class `from` sees it (through `from`'s defining loader).
     pub fn load_seen_from(&mut self, t: &mut JThread, from: ClassId, name: &str) -> VmResult<ClassId> {
         let loader = self.classes[from as usize].loader;

@@ -1,5 +1,6 @@
 //! The Java heap: objects addressed by 32-bit handles (0 is `null`), a free list of handles,
-//! and a precise mark-and-sweep collector whose roots the VM supplies.
+//! and a precise mark-and-sweep collector whose roots the VM supplies (marking may be resumed from
+//! more roots before the sweep, which is how `gc.rs` keeps softly reachable objects).
 
 use super::class::{ClassId, Elem};
 
@@ -141,17 +142,27 @@ impl Heap {
         r != 0 && matches!(self.objects.get(r as usize), Some(Some(_)))
     }
 
-    /// Marks from `roots`, then frees every unmarked object. `ref_slots` tells which instance
-    /// slots of a class hold references. Returns the freed handles with their objects' sizes and
-    /// classes (for the lifetime analysis).
-    pub fn collect<'c>(
-        &mut self,
-        roots: impl IntoIterator<Item = Ref>,
-        ref_slots: &dyn Fn(ClassId) -> &'c [u32],
-        mut on_free: impl FnMut(Ref, &Object),
-    ) -> usize {
+    /// Starts a collection: every object is unmarked.
+    pub fn begin_marking(&mut self) {
         self.marks.clear();
         self.marks.resize(self.objects.len(), false);
+    }
+
+    /// Whether the marking so far reached `r`.
+    pub fn is_marked(&self, r: Ref) -> bool {
+        self.marks.get(r as usize).copied().unwrap_or(false)
+    }
+
+    /// Marks what `roots` reach, adding to the marks made since [`Heap::begin_marking`]. `trace`
+    /// tells which instance slots of a class the collector follows, and whether its instances are
+    /// references (`java.lang.ref`) whose referent it does not follow: those it reaches are pushed
+    /// on `references`, for the caller to decide about their referents.
+    pub fn mark<'c>(
+        &mut self,
+        roots: impl IntoIterator<Item = Ref>,
+        trace: &dyn Fn(ClassId) -> (&'c [u32], bool),
+        references: &mut Vec<Ref>,
+    ) {
         let mut work: Vec<Ref> = Vec::new();
         for r in roots {
             if r != 0
@@ -173,14 +184,23 @@ impl Heap {
             };
             match &obj.data {
                 ObjData::Fields(f) => {
-                    for &s in ref_slots(obj.class) {
+                    let (slots, is_reference) = trace(obj.class);
+                    for &s in slots {
                         visit(f[s as usize] as Ref);
+                    }
+                    if is_reference {
+                        references.push(r);
                     }
                 }
                 ObjData::Refs(a) => a.iter().for_each(|&c| visit(c)),
                 _ => {}
             }
         }
+    }
+
+    /// Ends a collection: frees every object the marking did not reach, telling `on_free` of each.
+    /// Returns how many were freed.
+    pub fn sweep(&mut self, mut on_free: impl FnMut(Ref, &Object)) -> usize {
         let mut freed = 0;
         let mut freed_bytes = 0u64;
         for i in 1..self.objects.len() {

@@ -9,6 +9,8 @@
 //!   same code `javac -XDstringConcat=inline` emits, so every character copy stays observable.
 //! - `ObjectMethods.bootstrap`: a record's `toString`, `equals` and `hashCode`, with the JDK's
 //!   formats and hash combination (`31 * h + hash(field)`).
+//!
+//! Any other bootstrap method is run by the JDK itself (see method_handles.rs).
 
 use super::class::ClassId;
 use super::ops::Op;
@@ -204,6 +206,16 @@ impl<T: Tracker> Vm<T> {
         else {
             return Err(bad("bootstrap is not a method handle".into()));
         };
+        let linked_here = matches!(
+            (&*bsm_class, &*bsm_name),
+            ("java/lang/invoke/LambdaMetafactory", "metafactory" | "altMetafactory")
+                | ("java/lang/invoke/StringConcatFactory", "makeConcatWithConstants" | "makeConcat")
+                | ("java/lang/runtime/ObjectMethods", "bootstrap")
+        );
+        if !linked_here {
+            // Any other bootstrap method runs in Java, as on HotSpot.
+            return self.link_dynamic_call_site(t, owner, cp_index);
+        }
         let args = bsm.arguments.iter().map(|&a| bsm_arg(cp, a)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
         // As HotSpot, the bootstrap method's class is resolved through the caller's loader.
         self.load_seen_from(t, owner, &bsm_class)?;
@@ -224,12 +236,7 @@ impl<T: Tracker> Vm<T> {
                 let simple = self.simple_name(owner);
                 (object_methods_class(&name, &simple, &site_name, &desc, &args).map_err(bad)?, name)
             }
-            (c, m) => {
-                return Err(Fault::Fatal(VmError::Unsupported(format!(
-                    "invokedynamic with bootstrap method {}.{m}",
-                    c.replace('/', ".")
-                ))))
-            }
+            (c, m) => unreachable!("{c}.{m} is linked by the JDK"),
         };
         debug_assert_eq!(*class_file.this_class, *class_name);
         let class = self.define_generated(t, owner, class_file)?;

@@ -875,6 +875,54 @@ impl<T: Tracker> Vm<T> {
                                 t.stack[sp] = v;
                                 sp += ret_slots as usize;
                             }
+                            Op::InvokeBasic { args } => {
+                                let mh = t.stack[sp - args as usize] as Ref;
+                                null_check!(mh);
+                                match self.basic_target(mh) {
+                                    Some(target) => invoke!(target, args),
+                                    None => {
+                                        sync!();
+                                        fault!(Fault::Fatal(VmError::Internal(
+                                            "invokeBasic on a handle without a linked form".into()
+                                        )))
+                                    }
+                                }
+                            }
+                            Op::LinkTo { dispatch, args } => {
+                                let member = t.stack[sp - 1] as Ref;
+                                null_check!(member);
+                                let Some(target) = self.member_target(member) else {
+                                    sync!();
+                                    fault!(Fault::Fatal(VmError::Internal(
+                                        "linkTo with an unresolved MemberName".into()
+                                    )))
+                                };
+                                let target = if dispatch == super::method_handles::dispatch::DIRECT {
+                                    target
+                                } else {
+                                    let recv = t.stack[sp - args as usize] as Ref;
+                                    null_check!(recv);
+                                    let class = self.heap.get(recv).class;
+                                    match self.link_to_target(target, dispatch, class) {
+                                        Some(m) => m,
+                                        None => throw!(self.link_to_error(t, target, class)),
+                                    }
+                                };
+                                sp -= 1;
+                                invoke!(target, args - 1)
+                            }
+                            Op::InvokeHandle { invoker, appendix, args } => {
+                                if sp + 1 >= t.stack.len() {
+                                    sync!();
+                                    fault!(self.stack_overflow(t))
+                                }
+                                t.stack[sp] = appendix as u64;
+                                if T::FLOW && self.observed() {
+                                    self.tracker.flow_new(sp);
+                                }
+                                sp += 1;
+                                invoke!(invoker, args + 1)
+                            }
                             Op::InvokeDirectNonNull { method, args } => {
                                 null_check!(t.stack[sp - args as usize] as Ref);
                                 invoke!(method, args)

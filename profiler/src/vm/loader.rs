@@ -170,10 +170,24 @@ impl<T: Tracker> Vm<T> {
                 signature: f.signature.clone(),
             });
         }
-        if name == "java/lang/Class" {
-            // The hidden link from a mirror to its VM class.
-            self.wk.class_id_slot = instance_slots;
-            instance_slots += 1;
+        match name {
+            "java/lang/Class" => {
+                // The hidden link from a mirror to its VM class.
+                self.wk.class_id_slot = instance_slots;
+                instance_slots += 1;
+            }
+            // The method a resolved MemberName names (HotSpot's injected `vmtarget`), + 1.
+            "java/lang/invoke/MemberName" => {
+                self.wk.invoke.member_vmtarget = instance_slots;
+                instance_slots += 1;
+            }
+            _ => {}
+        }
+        let slot_of = |n: &str| fields.iter().find(|f: &&Field| &*f.name == n && !f.is_static()).map(|f| f.slot);
+        match name {
+            "java/lang/invoke/MethodHandle" => self.wk.invoke.handle_form = slot_of("form").unwrap_or(u32::MAX),
+            "java/lang/invoke/LambdaForm" => self.wk.invoke.form_vmentry = slot_of("vmentry").unwrap_or(u32::MAX),
+            _ => {}
         }
 
         // Methods.
@@ -199,6 +213,7 @@ impl<T: Tracker> Vm<T> {
                 raw: m.code.clone(),
                 signature: m.signature.clone(),
                 hidden: m.hidden,
+                caller_sensitive: m.caller_sensitive,
                 code: OnceCell::new(),
                 vindex: None,
             });
@@ -239,6 +254,7 @@ impl<T: Tracker> Vm<T> {
             init: Cell::new(InitState::Linked),
             class_refs: (0..cp_len).map(|_| Cell::new(ClassId::MAX)).collect(),
             hidden: false,
+            nest_host: None,
         });
         id
     }
@@ -400,6 +416,7 @@ impl<T: Tracker> Vm<T> {
             init: Cell::new(InitState::Initialized),
             class_refs: Vec::new(),
             hidden: false,
+            nest_host: None,
         };
         self.classes.push(class);
         self.register_name(loader, &name, id);
@@ -432,6 +449,7 @@ impl<T: Tracker> Vm<T> {
                 init: Cell::new(InitState::Initialized),
                 class_refs: Vec::new(),
                 hidden: false,
+                nest_host: None,
             });
             self.register_name(0, name, id);
         }

@@ -13,6 +13,7 @@ pub mod heap;
 mod indy;
 mod interp;
 mod loader;
+mod method_handles;
 mod natives;
 mod npe;
 mod ops;
@@ -234,6 +235,7 @@ pub struct WellKnown {
     pub class_loader: Option<u32>,
     /// JDK 21+: the mirror slot of a class's protection domain (JDK 17 asks a native instead).
     pub class_protection_domain: Option<u32>,
+    pub invoke: natives::invoke::InvokeSlots,
 }
 
 pub struct Vm<T: Tracker = NoTracker> {
@@ -287,6 +289,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     next_check: u64,
     /// Objects the VM itself keeps alive (the thread groups).
     extra_roots: Vec<Ref>,
+    /// `MethodType`, `MethodHandle` and dynamic constants resolved so far, by (class, index).
+    linked_constants: HashMap<(ClassId, u16), (u64, crate::classfile::descriptor::Kind)>,
     /// State of the identity-hash generator.
     hash_state: u32,
     pub native_memory: natives::NativeMemory,
@@ -294,10 +298,14 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub last_fatal_stack: String,
     /// java.util.zip.Inflater state.
     pub(crate) inflaters: natives::Inflaters,
+    /// java.management's memory pools and managers, once created.
+    memory_beans: natives::MemoryBeans,
     /// Files the program has open.
     pub(crate) open_files: natives::OpenFiles,
     /// BLOATLENS_TRACE_EXCEPTIONS: print every exception's stack as it is created (VM debugging).
     trace_exceptions: bool,
+    /// The collector's `java.lang.ref` state: reference classes, the pending-reference list.
+    refs: gc::References,
     /// Reference maps of methods that were on a stack during a collection.
     ref_maps: HashMap<MethodId, Rc<refmap::RefMaps>>,
     /// Every Java thread; the running one's stack is borrowed out of its slot.
@@ -360,6 +368,7 @@ impl<T: Tracker> Vm<T> {
             depth_slack: 0,
             next_check: 0,
             extra_roots: Vec::new(),
+            linked_constants: HashMap::new(),
             hash_state: 0x2545_F491,
             native_memory: natives::NativeMemory::default(),
             last_fatal_stack: String::new(),
@@ -372,9 +381,11 @@ impl<T: Tracker> Vm<T> {
             switch_at: u64::MAX,
             scheduling: false,
             ref_maps: HashMap::new(),
+            refs: Default::default(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
             open_files: natives::OpenFiles::default(),
             inflaters: natives::Inflaters::default(),
+            memory_beans: natives::MemoryBeans::default(),
         };
         let feature: u16 = vm.opts.jdk.version().and_then(|v| v.split('.').next()?.parse().ok()).unwrap_or(17);
         vm.max_major_version = 44 + feature;

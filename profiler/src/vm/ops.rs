@@ -4,6 +4,7 @@
 //! (quickening) into ops that carry resolved slots, method ids and class ids.
 
 use super::class::{ClassId, MethodId};
+use super::heap::Ref;
 
 /// Index into the thread's slot stack of a local variable, relative to the frame's locals base.
 pub type Local = u16;
@@ -173,6 +174,21 @@ pub enum Op {
         op: u8,
         args: u16,
         ret_slots: u8,
+    },
+    /// `MethodHandle.invokeBasic`: calls the entry of the handle's lambda form (see method_handles.rs).
+    InvokeBasic {
+        args: u16,
+    },
+    /// `MethodHandle.linkTo*`: calls the method of the trailing `MemberName`, selected as `dispatch` says.
+    LinkTo {
+        dispatch: u8,
+        args: u16,
+    },
+    /// A linked `invokeExact`/`invoke`/`invokedynamic`: calls the invoker with `appendix` after the arguments.
+    InvokeHandle {
+        invoker: MethodId,
+        appendix: Ref,
+        args: u16,
     },
     /// A call whose target is known: static (class initialised), private, final, `super.` and `<init>`.
     InvokeDirect {

@@ -53,15 +53,22 @@ impl<T: Tracker> Vm<T> {
                     let c = self.resolve_class_in(t, owner, i)?;
                     Op::LdcRef(self.mirror(c))
                 }
-                other => {
-                    return Err(Fault::Fatal(VmError::Unsupported(format!(
-                        "ldc of {other:?} (method handles and dynamic constants)"
-                    ))))
+                Some(Constant::MethodType { .. } | Constant::MethodHandle { .. } | Constant::Dynamic { .. }) => {
+                    match self.linked_constant(t, owner, i)? {
+                        (v, Kind::Reference) => Op::LdcRef(v as Ref),
+                        (v, Kind::Float) => Op::Fconst(f32::from_bits(v as u32)),
+                        (v, _) => Op::Iconst(v as i32),
+                    }
                 }
+                other => return Err(bad(format!("ldc of {other:?}"))),
             },
             Op::Ldc2Cp(i) => match cp.get(i) {
                 Some(Constant::Long(v)) => Op::Lconst(*v),
                 Some(Constant::Double(v)) => Op::Dconst(*v),
+                Some(Constant::Dynamic { .. }) => match self.linked_constant(t, owner, i)? {
+                    (v, Kind::Double) => Op::Dconst(f64::from_bits(v)),
+                    (v, _) => Op::Lconst(v as i64),
+                },
                 other => return Err(bad(format!("ldc2_w of {other:?}"))),
             },
             Op::GetStaticCp(i) | Op::PutStaticCp(i) | Op::GetFieldCp(i) | Op::PutFieldCp(i) => {
@@ -100,14 +107,16 @@ impl<T: Tracker> Vm<T> {
             Op::InvokeStaticCp(i) | Op::InvokeSpecialCp(i) | Op::InvokeVirtualCp(i) | Op::InvokeInterfaceCp(i) => {
                 let r = cp.member_ref(i).map_err(bad)?;
                 let class = self.resolve_class_member_owner(t, owner, i)?;
-                // Signature-polymorphic VarHandle methods are declared `(Object...)`: link by name.
-                if matches!(op, Op::InvokeVirtualCp(_))
-                    && &*self.classes[class as usize].name == "java/lang/invoke/VarHandle"
-                {
-                    if let Some(vh) = super::varhandle::link(&r.name, &r.descriptor) {
-                        code.ops[at].set(vh);
-                        return Ok(vh);
-                    }
+                // Signature-polymorphic methods are declared `(Object...)`: link by name.
+                if self.signature_polymorphic(class, &r.name).is_some() {
+                    let quick = if &*self.classes[class as usize].name == "java/lang/invoke/VarHandle" {
+                        super::varhandle::link(&r.name, &r.descriptor)
+                            .ok_or_else(|| VmError::Unsupported(format!("VarHandle.{}{}", r.name, r.descriptor)))?
+                    } else {
+                        self.link_polymorphic(t, owner, &r.name, &r.descriptor)?
+                    };
+                    code.ops[at].set(quick);
+                    return Ok(quick);
                 }
                 let Some(method) = self.find_method(class, &r.name, &r.descriptor) else {
                     let msg = format!(
@@ -156,12 +165,6 @@ impl<T: Tracker> Vm<T> {
                         if mm.is_static() {
                             let msg = format!("Expecting non-static method {}", self.method_name(method));
                             return Err(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg)));
-                        }
-                        if self.is_signature_polymorphic(method) {
-                            return Err(Fault::Fatal(VmError::Unsupported(format!(
-                                "signature-polymorphic call {}",
-                                self.method_name(method)
-                            ))));
                         }
                         if final_method {
                             Op::InvokeDirectNonNull { method, args }
@@ -212,7 +215,12 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// The class named by a member reference's `class` part.
-    fn resolve_class_member_owner(&mut self, t: &mut JThread, owner: ClassId, member_cp: u16) -> VmResult<ClassId> {
+    pub(super) fn resolve_class_member_owner(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        member_cp: u16,
+    ) -> VmResult<ClassId> {
         let file = self.classes[owner as usize].file.clone().expect("loaded class");
         let class_index = match file.constant_pool.get(member_cp) {
             Some(
@@ -223,14 +231,6 @@ impl<T: Tracker> Vm<T> {
             _ => return Err(Fault::Fatal(VmError::Internal("member reference expected".into()))),
         };
         self.resolve_class_in(t, owner, class_index)
-    }
-
-    fn is_signature_polymorphic(&self, m: MethodId) -> bool {
-        let mm = &self.methods[m as usize];
-        let cls = &*self.classes[mm.class as usize].name;
-        (cls == "java/lang/invoke/MethodHandle" || cls == "java/lang/invoke/VarHandle")
-            && mm.is_native()
-            && mm.access & access::VARARGS != 0
     }
 
     pub(super) fn pretty_method(&self, class: &str, name: &str, descriptor: &str) -> String {
@@ -389,6 +389,10 @@ impl<T: Tracker> Vm<T> {
     /// Collects, then throws OutOfMemoryError if `bytes` more would still exceed the heap cap.
     pub(super) fn make_room(&mut self, t: &mut JThread, bytes: u64) -> VmResult<()> {
         self.collect_garbage(t)?;
+        if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
+            // As HotSpot: one more collection, clearing every soft reference, before giving up.
+            self.collect_garbage_clearing_soft_references(t)?;
+        }
         if self.heap.live_bytes + bytes > self.opts.limits.max_heap_bytes {
             return Err(self.throw_oom(t, "Java heap space"));
         }

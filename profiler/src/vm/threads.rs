@@ -35,6 +35,9 @@ pub enum State {
     },
     Sleeping(Instant),
     Parked(Option<Instant>),
+    /// The Reference Handler in `Reference.waitForReferencePendingList`: until a collection leaves
+    /// references pending.
+    AwaitingReferences,
     /// Not scheduled: the thread that waits for the others to end before shutdown.
     Idle,
     Terminated,
@@ -263,6 +266,28 @@ impl<T: Tracker> Vm<T> {
         }
         self.threads[me].state = State::Parked(deadline);
         Err(Fault::Yield)
+    }
+
+    /// `Reference.waitForReferencePendingList`: returns when references are pending, else blocks
+    /// the thread (without spinning) until a collection produces some.
+    pub(super) fn await_pending_references(&mut self) -> VmResult<()> {
+        if self.refs.pending != 0 {
+            return Ok(());
+        }
+        if !self.can_yield() {
+            return Err(Fault::Fatal(VmError::Unsupported(
+                "Reference.waitForReferencePendingList inside a nested VM call".into(),
+            )));
+        }
+        self.threads[self.current].state = State::AwaitingReferences;
+        Err(Fault::Yield)
+    }
+
+    /// A collection left references pending: the Reference Handler may run.
+    pub(super) fn wake_reference_handler(&mut self) {
+        for s in self.threads.iter_mut().filter(|s| s.state == State::AwaitingReferences) {
+            s.state = State::Runnable;
+        }
     }
 
     pub(super) fn slot_of(&self, thread_obj: Ref) -> Option<usize> {

@@ -22,6 +22,16 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             define(vm, t, a[0] as Ref, a[1] as Ref, &bytes, a[5] as Ref, a[6] as Ref)
         },
     );
+    // Unsafe.defineClass (Byte Buddy's and cglib's injection into an existing loader).
+    reg.add(
+        "jdk/internal/misc/Unsafe",
+        "defineClass0",
+        "(Ljava/lang/String;[BIILjava/lang/ClassLoader;Ljava/security/ProtectionDomain;)Ljava/lang/Class;",
+        |vm, t, a| {
+            let bytes = array_bytes(vm, t, a[2] as Ref, a[3] as i32, a[4] as i32)?;
+            define(vm, t, a[5] as Ref, a[1] as Ref, &bytes, a[6] as Ref, 0)
+        },
+    );
     // Direct buffers only: the JDK copies a heap buffer into an array and calls defineClass1.
     reg.add(
         CL,
@@ -45,6 +55,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         "defineClass0",
         "(Ljava/lang/ClassLoader;Ljava/lang/Class;Ljava/lang/String;[BIILjava/security/ProtectionDomain;ZILjava/lang/Object;)Ljava/lang/Class;",
         |vm, t, a| {
+            const NESTMATE_CLASS: u64 = 0x1;
             const HIDDEN_CLASS: u64 = 0x2;
             let (loader, name, pd, initialize, flags, class_data) =
                 (a[0] as Ref, a[2] as Ref, a[6] as Ref, a[7] != 0, a[8], a[9] as Ref);
@@ -59,6 +70,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
                 hidden,
             };
             let c = vm.define_from_bytes(t, &bytes, d)?;
+            if hidden && flags & NESTMATE_CLASS != 0 {
+                let lookup = vm.class_of_mirror(a[1] as Ref);
+                let host = vm.nest_host(t, lookup)?;
+                vm.classes[c as usize].nest_host = Some(host);
+            }
             let mirror = vm.mirror(c);
             if class_data != 0 {
                 vm.set_named(mirror, "classData", class_data as u64);
@@ -69,6 +85,18 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(mirror as u64)
         },
     );
+    // The nest: its host first, then the members its NestMembers attribute names.
+    reg.add("java/lang/Class", "getNestMembers0", "()[Ljava/lang/Class;", |vm, t, a| {
+        let host = vm.nest_host(t, vm.class_of_mirror(a[0] as Ref))?;
+        let members = vm.classes[host as usize].file.as_ref().map(|f| f.nest_members.clone()).unwrap_or_default();
+        let mut mirrors = vec![vm.mirror(host)];
+        for name in members {
+            let m = vm.load_seen_from(t, host, &name)?;
+            mirrors.push(vm.mirror(m));
+        }
+        let array = vm.load_or_throw(t, "[Ljava/lang/Class;")?;
+        Ok(vm.heap.alloc(array, ObjData::Refs(mirrors.into())) as u64)
+    });
     reg.add(CL, "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
         let name = vm.rust_string(a[0] as Ref).replace('.', "/");
         match vm.load_class(&name) {

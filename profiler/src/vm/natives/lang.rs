@@ -82,9 +82,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         vm.monitor_wait(t, r(a[0]), a[1] as i64)?;
         Ok(0)
     });
-    // The collector never enqueues references, so the Reference Handler waits forever.
-    reg.add("java/lang/ref/Reference", "waitForReferencePendingList", "()V", |vm, t, _| {
-        vm.park(t, false, 0)?;
+    // The Reference Handler blocks until the collector leaves references pending (see vm/gc.rs).
+    reg.add("java/lang/ref/Reference", "waitForReferencePendingList", "()V", |vm, _, _| {
+        vm.await_pending_references()?;
         Ok(0)
     });
     // java.lang.Object
@@ -172,7 +172,10 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let c = vm.class_of_mirror(r(a[0]));
         b(vm.classes[c as usize].is_interface())
     });
-    reg.add("java/lang/Class", "isHidden", "()Z", |_, _, _| b(false));
+    reg.add("java/lang/Class", "isHidden", "()Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        b(vm.classes[c as usize].hidden)
+    });
     reg.add("java/lang/Class", "isRecord0", "()Z", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         let cl = &vm.classes[c as usize];
@@ -337,12 +340,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("java/lang/Class", "getNestHost0", "()Ljava/lang/Class;", |vm, t, a| {
         let c = vm.class_of_mirror(r(a[0]));
-        let host = vm.classes[c as usize].file.as_ref().and_then(|f| f.nest_host.clone());
-        let hc = match host {
-            Some(h) => vm.load_seen_from(t, c, &h)?,
-            None => c,
-        };
-        Ok(vm.mirror(hc) as u64)
+        let host = vm.nest_host(t, c)?;
+        Ok(vm.mirror(host) as u64)
     });
 
     // java.lang.Thread (one thread for now)
@@ -412,10 +411,10 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/ref/PhantomReference", "refersTo0", "(Ljava/lang/Object;)Z", |vm, _, a| {
         b(vm.get_named(r(a[0]), "referent") == a[1])
     });
-    reg.add("java/lang/ref/Reference", "getAndClearReferencePendingList", "()Ljava/lang/ref/Reference;", |_, _, _| {
-        Ok(0)
+    reg.add("java/lang/ref/Reference", "getAndClearReferencePendingList", "()Ljava/lang/ref/Reference;", |vm, _, _| {
+        Ok(vm.take_pending_references() as u64)
     });
-    reg.add("java/lang/ref/Reference", "hasReferencePendingList", "()Z", |_, _, _| b(false));
+    reg.add("java/lang/ref/Reference", "hasReferencePendingList", "()Z", |vm, _, _| b(vm.has_pending_references()));
     reg.add("java/lang/ref/Finalizer", "isFinalizationEnabled", "()Z", |_, _, _| b(false));
 }
 

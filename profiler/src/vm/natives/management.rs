@@ -4,6 +4,7 @@
 //! counts. The VM has no JVM options of its own, so its input arguments are empty.
 
 use super::Registry;
+use crate::vm::heap::{ObjData, Ref};
 use crate::vm::threads::State;
 use crate::vm::{Tracker, Vm};
 
@@ -72,6 +73,38 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let done =
             vm.classes.iter().filter(|c| matches!(c.init.get(), crate::vm::class::InitState::Initialized)).count();
         Ok(done as u64)
+    });
+}
+
+/// jdk.management's `DiagnosticCommandImpl` (the `com.sun.management:type=DiagnosticCommand` MBean
+/// the platform MBean server registers): the VM implements no diagnostic command (`jcmd`'s
+/// `VM.version`, `GC.run`, ...), so the MBean has no operations and running one fails as an unknown
+/// command does in HotSpot.
+pub(super) fn register_diagnostics<T: Tracker>(reg: &mut Registry<T>) {
+    const DCMD: &str = "com/sun/management/internal/DiagnosticCommandImpl";
+    reg.add(DCMD, "setNotificationEnabled", "(Z)V", |_, _, _| Ok(0));
+    reg.add(DCMD, "getDiagnosticCommands", "()[Ljava/lang/String;", |vm, _, _| Ok(vm.new_string_array(&[])? as u64));
+    reg.add(
+        DCMD,
+        "getDiagnosticCommandInfo",
+        "([Ljava/lang/String;)[Lcom/sun/management/internal/DiagnosticCommandInfo;",
+        |vm, t, a| {
+            let n = match &vm.heap.get(a[1] as Ref).data {
+                ObjData::Refs(names) if a[1] != 0 => names.len(),
+                _ => return Err(vm.throw_npe(t)),
+            };
+            if n > 0 {
+                return Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some("Unknown diagnostic command")));
+            }
+            let c = vm.load_or_throw(t, "[Lcom/sun/management/internal/DiagnosticCommandInfo;")?;
+            Ok(vm.heap.alloc(c, ObjData::Refs(Box::new([]))) as u64)
+        },
+    );
+    reg.add(DCMD, "executeDiagnosticCommand", "(Ljava/lang/String;)Ljava/lang/String;", |vm, t, a| {
+        let command = if a[1] == 0 { String::new() } else { vm.rust_string(a[1] as Ref) };
+        let name = command.split_whitespace().next().unwrap_or("").to_string();
+        let msg = format!("Unknown diagnostic command '{name}'");
+        Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some(&msg)))
     });
 }
 

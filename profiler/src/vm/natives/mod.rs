@@ -9,17 +9,21 @@
 mod accessors;
 mod annotations;
 pub(crate) mod class_loading;
-mod invoke;
+pub(crate) mod invoke;
 mod io;
 mod lang;
 mod management;
 pub(crate) mod memory;
+mod memory_pools;
+mod net;
 mod nio;
 mod reflect;
 pub(crate) mod stack_walk;
 mod zip;
+mod zlib;
 pub use io::OpenFiles;
 pub use memory::NativeMemory;
+pub use memory_pools::MemoryBeans;
 pub use zip::Inflaters;
 mod system;
 
@@ -57,6 +61,9 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     management::register(&mut r);
     management::register_os(&mut r);
     management::register_cgroups(&mut r);
+    management::register_diagnostics(&mut r);
+    memory_pools::register(&mut r);
+    net::register(&mut r);
     nio::register(&mut r);
     reflect::register(&mut r);
     accessors::register(&mut r);

@@ -221,7 +221,7 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// The mirror of the class a field descriptor names (`I` → int.class), as `from` sees it.
-    fn type_mirror(&mut self, t: &mut JThread, from: ClassId, desc: &str) -> VmResult<Ref> {
+    pub(crate) fn type_mirror(&mut self, t: &mut JThread, from: ClassId, desc: &str) -> VmResult<Ref> {
         let name = match desc.as_bytes()[0] {
             b'L' => desc[1..desc.len() - 1].to_string(),
             b'[' => desc.to_string(),
@@ -238,7 +238,7 @@ impl<T: Tracker> Vm<T> {
         Ok(self.mirror(c))
     }
 
-    fn type_mirrors(&mut self, t: &mut JThread, from: ClassId, descs: &[String]) -> VmResult<Ref> {
+    pub(crate) fn type_mirrors(&mut self, t: &mut JThread, from: ClassId, descs: &[String]) -> VmResult<Ref> {
         let mut mirrors = Vec::with_capacity(descs.len());
         for d in descs {
             let m = self.pinning(&mirrors, |vm| vm.type_mirror(t, from, d))?;

@@ -3,6 +3,7 @@
 //! lookup and the access controller.
 
 use super::{Registry, VmResult};
+use crate::vm::class::ClassId;
 use crate::vm::heap::Ref;
 use crate::vm::{JThread, Tracker, Vm, VmError};
 
@@ -79,18 +80,16 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("jdk/internal/misc/Signal", "handle0", "(IJ)J", |_, _, _| Ok(0));
     reg.add("jdk/internal/misc/ScopedMemoryAccess", "registerNatives", "()V", |_, _, _| Ok(0));
 
+    // Programs run without --enable-preview.
+    reg.add("jdk/internal/misc/PreviewFeatures", "isPreviewEnabled", "()Z", |_, _, _| Ok(0));
     reg.add("jdk/internal/reflect/Reflection", "getCallerClass", "()Ljava/lang/Class;", get_caller_class);
     reg.add("jdk/internal/reflect/Reflection", "getClassAccessFlags", "(Ljava/lang/Class;)I", |vm, _, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
         Ok(vm.classes[c as usize].access as u64)
     });
-    reg.add("jdk/internal/reflect/Reflection", "areNestMates", "(Ljava/lang/Class;Ljava/lang/Class;)Z", |vm, _, a| {
-        let host = |c: u32| {
-            let cl = &vm.classes[c as usize];
-            cl.file.as_ref().and_then(|f| f.nest_host.clone()).unwrap_or_else(|| cl.name.clone())
-        };
+    reg.add("jdk/internal/reflect/Reflection", "areNestMates", "(Ljava/lang/Class;Ljava/lang/Class;)Z", |vm, t, a| {
         let (x, y) = (vm.class_of_mirror(a[0] as Ref), vm.class_of_mirror(a[1] as Ref));
-        Ok((host(x) == host(y)) as u64)
+        Ok((x == y || vm.nest_host(t, x)? == vm.nest_host(t, y)?) as u64)
     });
 
     reg.add(
@@ -140,14 +139,24 @@ fn system_time_zone() -> Option<String> {
 /// `Reflection.getCallerClass()`: the class of the method that called the method asking,
 /// skipping reflection's own frames above it (as HotSpot: the asking method itself is never
 /// skipped, so `Method.invoke` asking gets its caller).
+/// The class of the caller of the `@CallerSensitive` method that called `getCallerClass`, as
+/// HotSpot finds it: reflection's frames (`Method.invoke`, the method and constructor accessors)
+/// and the frames of compiled lambda forms are not callers.
 fn get_caller_class<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> VmResult<u64> {
+    let accessors: Vec<ClassId> =
+        ["jdk/internal/reflect/MethodAccessorImpl", "jdk/internal/reflect/ConstructorAccessorImpl"]
+            .iter()
+            .filter_map(|n| vm.lookup_class(n))
+            .collect();
     let class_of = |f: &crate::vm::Frame| &*vm.classes[vm.methods[f.method as usize].class as usize].name;
     let mut frames = t.frames.iter().rev().skip_while(|f| class_of(f) == "jdk/internal/reflect/Reflection");
     frames.next(); // the @CallerSensitive method itself
     let mut frames = frames.filter(|f| {
         let m = &vm.methods[f.method as usize];
-        let c = class_of(f);
-        !(c.starts_with("jdk/internal/reflect/") || c == "java/lang/reflect/Method" && &*m.name == "invoke")
+        let reflection = class_of(f) == "java/lang/reflect/Method" && &*m.name == "invoke"
+            || accessors.iter().any(|&a| vm.is_subtype(m.class, a));
+        let lambda_form = m.hidden && class_of(f).starts_with("java/lang/invoke/");
+        !(reflection || lambda_form)
     });
     match frames.next() {
         Some(f) => {

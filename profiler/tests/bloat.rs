@@ -11,6 +11,11 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support {
+    pub mod corpus;
+}
+use support::corpus;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat")
 }
@@ -21,9 +26,12 @@ fn profile_fixture(name: &str) -> Result<Report, Failed> {
 }
 
 fn profile_fixture_with(name: &str, settings: Settings) -> Result<Report, Failed> {
-    let dir = fixtures().join(name);
+    profile_dir(&fixtures().join(name), settings)
+}
+
+fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let sources: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
@@ -253,17 +261,65 @@ fn repeated_check_bottleneck() -> Result<(), Failed> {
     Ok(())
 }
 
-fn main() {
-    let args = Arguments::from_args();
-    let mut names: Vec<String> = std::fs::read_dir(fixtures())
-        .expect("fixtures/bloat")
+/// Profiles every program of the scored corpus (`fixtures/bloat/corpus/`, see `support/corpus.rs`)
+/// and prints the scorer's table; `BLOATLENS_CORPUS_VERBOSE=1` adds each program's misses and
+/// unexpected findings. The floors asserted here only guard against regressions; the targets and
+/// the measured figures are in the README.
+fn score_corpus() -> Result<(), Failed> {
+    let root = fixtures().join("corpus");
+    let mut names: Vec<String> = std::fs::read_dir(&root)
+        .map_err(|e| e.to_string())?
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    let verbose = std::env::var_os("BLOATLENS_CORPUS_VERBOSE").is_some();
+    let mut scores = Vec::new();
+    for name in &names {
+        let dir = root.join(name);
+        let marks = corpus::annotations(&dir)?;
+        let report = profile_dir(&dir, Settings::default())?;
+        if report.run.outcome != "exited" {
+            return Err(format!("{name}: the run did not finish: {:?}", report.run.outcome_detail).into());
+        }
+        let s = corpus::score(name, &report, &marks);
+        if verbose {
+            println!(
+                "{name}: {} findings, {} expected; first five {}/{}\n  missed: {:?}\n  unexpected: {:?}",
+                s.findings, s.expected, s.top5.0, s.top5.1, s.missed, s.unexpected
+            );
+        }
+        scores.push(s);
+    }
+    let table = corpus::table(&scores);
+    println!("\nscored corpus ({} programs)\n{table}", scores.len());
+    let t = corpus::totals(&scores);
+    if scores.len() < 20 {
+        return Err(format!("the scored corpus holds {} programs, fewer than 20", scores.len()).into());
+    }
+    let recall = t.found as f64 / t.expected.max(1) as f64;
+    if recall < RECALL_FLOOR {
+        return Err(format!("recall {recall:.2} fell under the floor {RECALL_FLOOR}\n{table}").into());
+    }
+    Ok(())
+}
+
+/// The least recall (over all kinds) the corpus must keep.
+const RECALL_FLOOR: f64 = 0.0;
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+        .expect("fixtures/bloat")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir() && e.file_name() != "corpus")
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
     let mut trials: Vec<Trial> =
         names.into_iter().map(|n| Trial::test(format!("snapshot/{n}"), move || check_snapshot(&n))).collect();
+    trials.push(Trial::test("corpus/score", score_corpus));
     trials.push(Trial::test("paper/antlr_chain_numbers", antlr_chain_numbers));
     trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
     trials.push(Trial::test("paper/context_sensitivity", context_sensitivity));

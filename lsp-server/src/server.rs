@@ -120,7 +120,7 @@ impl LanguageServer for Backend {
             Some(Err(e)) => return Err(Error::invalid_params(e)),
             None => Config::default(),
         };
-        self.send(Event::Initialized { root, config, encoding, progress, status });
+        self.send(Event::Initialized { root, config: Box::new(config), encoding, progress, status });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding.kind()),
@@ -203,15 +203,11 @@ impl LanguageServer for Backend {
                 });
             }
         }
+        // The file's top findings by what a fix would save, whatever their kind; one lens a line.
         let mut top: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| !m.stale).collect();
-        top.sort_by(|a, b| {
-            let rank = |m: &Mapped| match to_proto::severity(&m.finding) {
-                DiagnosticSeverity::WARNING => 0,
-                DiagnosticSeverity::INFORMATION => 1,
-                _ => 2,
-            };
-            rank(a).cmp(&rank(b)).then(b.finding.score.total_cmp(&a.finding.score))
-        });
+        top.sort_by(|a, b| b.finding.share.total_cmp(&a.finding.share));
+        let mut lines = std::collections::HashSet::new();
+        top.retain(|m| lines.insert(m.range.start.line));
         for m in top.into_iter().take(snap.config.max_lenses_per_file) {
             lenses.push(CodeLens {
                 range: m.range,

@@ -118,7 +118,7 @@ impl Snapshot {
 pub enum Event {
     Initialized {
         root: Option<PathBuf>,
-        config: Config,
+        config: Box<Config>,
         encoding: Encoding,
         progress: bool,
         /// The client wants `bloatlens/status` notifications.
@@ -258,7 +258,7 @@ impl State {
             Event::Initialized { root, config, encoding, progress, status } => {
                 self.client_status = status;
                 self.snap.root = root;
-                self.snap.config = config;
+                self.snap.config = *config;
                 self.snap.encoding = encoding;
                 self.client_progress = progress;
                 self.suppressed = self.load_suppressions();
@@ -544,7 +544,8 @@ impl State {
             Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, enc)))
         };
         let mut out = Vec::new();
-        for f in &report.findings {
+        // Hidden findings (work done once, a share under `minShare`) stay in the report only.
+        for f in report.findings.iter().filter(|f| f.hidden.is_none()) {
             let key = to_proto::key(f);
             if self.suppressed.contains(&key) {
                 continue;

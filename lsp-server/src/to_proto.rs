@@ -102,7 +102,14 @@ pub fn bytes(b: u64) -> String {
 /// The hover: what the finding is, its figures, and the path of a chain hop by hop.
 pub fn hover_markdown(m: &Mapped) -> String {
     let f = &m.finding;
-    let mut md = format!("**Bloatlens · {}** — {}\n\n{}\n\n", f.kind, lens_title(f), f.message);
+    let mut md = format!("**Bloatlens · {}** — {}\n\n", f.kind, lens_title(f));
+    // What to change first, then what was seen, then the figures.
+    let advice = if f.advice.is_empty() { advice(&f.kind) } else { f.advice.as_str() };
+    md.push_str(&format!("**{advice}**\n\n{}\n\n", f.message));
+    if let Some(term) = glossary(&f.kind) {
+        md.push_str(&format!("_{term}_\n\n"));
+    }
+    md.push_str(&format!("Fixing it would save about {:.1}% of the run.\n\n", f.share * 100.0));
     if m.stale {
         md.push_str("_The file changed since this profile; save to re-profile._\n\n");
     }
@@ -141,8 +148,20 @@ pub fn hover_markdown(m: &Mapped) -> String {
             md.push_str(&format!("| {name}:{} | {} |\n", r.range.start.line + 1, r.role));
         }
     }
-    md.push_str(&format!("\n_{}_\n", advice(&f.kind)));
     md
+}
+
+/// The kind's name in plain words, for a developer who has not met it.
+fn glossary(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "copy-chain" => "A copy chain: the same values moved from object to object (heap to stack to heap) with no computation in between.",
+        "clone" => "A clone: one structure's data copied field by field into another of the same shape.",
+        "nath" | "mostly-nath" => "NATH (never assigned to the heap): objects that are made, used on the stack, and dropped without ever being stored in a field, array or collection.",
+        "never-used" | "rarely-used" | "write-read-imbalance" | "low-utility" => "Low utility: work spent building data that is (almost) never read.",
+        "lifetime" => "Lifetime: how long this line's objects live, measured in bytes allocated while they are alive.",
+        "bottleneck" => "Bottleneck: a call path that carries a large share of the run's cost.",
+        _ => return None,
+    })
 }
 
 fn advice(kind: &str) -> &'static str {
@@ -195,5 +214,26 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
         Status::Failed(message) => {
             serde_json::json!({"state": "failed", "message": message, "findings": findings, "stale": stale})
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bloatlens_profiler::report::Location;
+
+    /// Cost-benefit's sums are floats in the report; the lens shows them as counts.
+    #[test]
+    fn a_low_utility_lens_rounds_the_sums_to_counts() {
+        let at = Location {
+            file: Some("Main.java".into()),
+            line: Some(3),
+            class: "Main".into(),
+            method: "main".into(),
+            descriptor: "([Ljava/lang/String;)V".into(),
+            bci: 0,
+        };
+        let f = Finding::new("low-utility", 1.0, String::new(), at).evidence("n_rac", 6940.4).evidence("n_rab", 0.0);
+        assert_eq!(lens_title(&f), "low utility · costs 6940 · used 0");
     }
 }

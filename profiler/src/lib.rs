@@ -10,4 +10,5 @@ pub mod profile;
 pub mod report;
 pub mod run;
 pub mod text;
+pub mod triage;
 pub mod vm;

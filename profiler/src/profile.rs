@@ -7,8 +7,9 @@ use crate::analysis::copy::CopyTracker;
 use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
-use crate::report::{assign_severities, Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
+use crate::report::{Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
+use crate::triage::{triage, RunTotals, SiteCalls};
 use crate::vm::{Outcome, VmError};
 
 /// Which analyses run.
@@ -86,7 +87,7 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes));
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
-    let (mut tree, mut cost_benefit) = (None, None);
+    let (mut tree, mut cost_benefit, mut calls, mut copies) = (None, None, SiteCalls::new(), 0);
     let (result, findings, copy_profile) = if a.copy || a.refprop || a.costben || a.bottleneck {
         let trackers = (
             a.copy.then(|| CopyTracker::new(s.clone())),
@@ -99,6 +100,7 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
+            copies = c.total_copies;
             f.extend(c.findings);
             profile = c.profile;
         }
@@ -111,6 +113,7 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
         if let Some(b) = b {
             f.extend(b.findings);
             tree = Some(b.tree);
+            calls = b.site_calls;
         }
         (r, f, profile)
     } else if let Some(l) = lifetime {
@@ -119,6 +122,9 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     } else {
         (crate::run::run(&run)?, Vec::new(), Vec::new())
     };
+    let totals =
+        RunTotals { instructions: result.stats.instructions, allocated_bytes: result.stats.allocated_bytes, copies };
+    let findings = triage(findings, &totals, &calls, &s);
     let mut report = make_report(config, &result, findings, copy_profile);
     report.call_tree = tree;
     report.cost_benefit = cost_benefit;
@@ -143,7 +149,7 @@ pub fn compare(report: &mut Report, previous: &Report) -> Result<(), String> {
 fn make_report(
     config: &ProfileConfig,
     result: &RunResult,
-    mut findings: Vec<Finding>,
+    findings: Vec<Finding>,
     copy_profile: Vec<MethodCopies>,
 ) -> Report {
     let (outcome, detail, partial) = match &result.outcome {
@@ -152,7 +158,6 @@ fn make_report(
         Outcome::Stopped(VmError::Cancelled) => ("cancelled", Some(VmError::Cancelled.to_string()), true),
         Outcome::Stopped(e) => ("stopped", Some(e.to_string()), true),
     };
-    assign_severities(&mut findings);
     let jdk = locate_jdk(config.run.jdk.as_ref()).map(|j| j.home.display().to_string()).unwrap_or_default();
     Report {
         schema: SCHEMA.into(),

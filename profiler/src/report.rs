@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "bloatlens-report/1";
+pub const SCHEMA: &str = "bloatlens-report/2";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
@@ -146,6 +146,10 @@ pub struct Settings {
     /// A low-utility structure's cost is at least this many times its benefit, n-RAC / (n-RAB + 1).
     #[serde(alias = "lowUtilityRate")]
     pub low_utility_rate: f64,
+    /// A finding whose fix would save less than this share of the run is hidden from the editor
+    /// and summarised in the CLI.
+    #[serde(alias = "minShare")]
+    pub min_share: f64,
 }
 
 impl Default for Settings {
@@ -167,6 +171,7 @@ impl Default for Settings {
             tree_height: 4,
             low_utility_min_cost: 1000,
             low_utility_rate: 4.0,
+            min_share: 0.01,
         }
     }
 }
@@ -176,11 +181,23 @@ pub struct Finding {
     /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`,
     /// `lifetime`, `low-utility`, `bottleneck`.
     pub kind: String,
-    /// `warning`, `info` or `hint`, from the score's rank within its kind.
+    /// `warning` (the report's top findings), `info` (shown) or `hint` (hidden).
     pub severity: String,
     /// Ranking figure within the kind (see each kind's `evidence` for how it is made).
     pub score: f64,
+    /// What a fix would save, as a share of the run: of its heap copies (copy chains, clones),
+    /// allocated bytes (NATH, usage, lifetime findings) or instructions (low-utility structures,
+    /// bottlenecks). Findings are listed by it, largest first, across kinds.
+    #[serde(default)]
+    pub share: f64,
     pub message: String,
+    /// What to change first, in one sentence.
+    #[serde(default)]
+    pub advice: String,
+    /// Why the editor does not show this finding (work done once, a share under `min_share`);
+    /// `None` for the findings shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<String>,
     pub location: Location,
     pub related: Vec<Related>,
     /// The figures behind the finding, by name.
@@ -233,7 +250,10 @@ impl Finding {
             kind: kind.into(),
             severity: "info".into(),
             score,
+            share: 0.0,
             message,
+            advice: String::new(),
+            hidden: None,
             location,
             related: Vec::new(),
             evidence: serde_json::Map::new(),
@@ -251,18 +271,17 @@ impl Finding {
     }
 }
 
-/// Severity by rank within a kind: the top three are warnings, the next seven infos, the rest hints.
-pub fn assign_severities(findings: &mut [Finding]) {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for f in findings.iter_mut() {
-        let rank = seen.entry(f.kind.clone()).or_default();
-        f.severity = match *rank {
-            0..=2 => "warning",
-            3..=9 => "info",
-            _ => "hint",
-        }
-        .into();
-        *rank += 1;
+/// The product's five kinds, which the analyses' finer kinds belong to: a clone is a copy chain
+/// between two structures; mostly-NATH is NATH; never-used, rarely-used and write-read imbalance
+/// say a structure is built but little used, as low-utility does.
+pub fn family(kind: &str) -> &'static str {
+    match kind {
+        "copy-chain" | "clone" => "copy-chain",
+        "nath" | "mostly-nath" => "nath",
+        "never-used" | "rarely-used" | "write-read-imbalance" | "low-utility" => "low-utility",
+        "lifetime" => "lifetime",
+        "bottleneck" => "bottleneck",
+        _ => "other",
     }
 }
 

@@ -49,24 +49,31 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     if report.findings.is_empty() {
         let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
     }
+    // The findings in the report's order (by what a fix would save); the hidden ones only counted.
+    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.hidden.is_none()).collect();
     let mut by_kind: Vec<(&str, usize)> = Vec::new();
-    for f in &report.findings {
-        match by_kind.iter_mut().find(|k| k.0 == f.kind) {
+    for f in &shown {
+        match by_kind.iter_mut().find(|k| k.0 == crate::report::family(&f.kind)) {
             Some(k) => k.1 += 1,
-            None => by_kind.push((&f.kind, 1)),
+            None => by_kind.push((crate::report::family(&f.kind), 1)),
         }
     }
     if !by_kind.is_empty() {
         let summary: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
         let _ = writeln!(out, "findings: {}", summary.join(", "));
     }
-    // The top findings: the best of each kind first, then by severity and score.
-    let mut order: Vec<&Finding> = report.findings.iter().collect();
-    let rank = |f: &Finding| report.findings.iter().filter(|g| g.kind == f.kind && g.score > f.score).count();
-    order.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.score.total_cmp(&a.score)));
-    for (i, f) in order.iter().take(top).enumerate() {
+    for (i, f) in shown.iter().take(top).enumerate() {
         let _ = writeln!(out);
-        let _ = writeln!(out, "{}. [{}] {} — {}", i + 1, f.kind, f.location.short(), f.message);
+        let _ = writeln!(
+            out,
+            "{}. [{}] {} — {:.1}% of the run — {}",
+            i + 1,
+            f.kind,
+            f.location.short(),
+            f.share * 100.0,
+            f.advice
+        );
+        let _ = writeln!(out, "   {}", f.message);
         quote(&mut out, sources, &f.location, "   ");
         let rows = crate::report::histogram_rows(f);
         if !rows.is_empty() {
@@ -79,6 +86,17 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             let _ = writeln!(out, "     {} {}", rel.role, rel.location.short());
             quote(&mut out, sources, &rel.location, "       ");
         }
+    }
+    let (more, hidden) = (shown.len().saturating_sub(top), report.findings.len() - shown.len());
+    if more + hidden > 0 {
+        let _ = writeln!(
+            out,
+            "\nand {} smaller finding{} ({} below the top {top}, {hidden} under {:.1}% of the run or from work done once; all are in --format json)",
+            more + hidden,
+            if more + hidden == 1 { "" } else { "s" },
+            more,
+            report.run.settings.min_share * 100.0
+        );
     }
     if let Some(c) = &report.cost_benefit {
         let _ = writeln!(

@@ -21,6 +21,7 @@ const vsix = path.join(here, "bloatlens-linux-x64.vsix");
 const browserBinary = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find(existsSync);
 const artifacts = path.resolve(process.env.BLOATLENS_ARTIFACTS ?? path.join(repo, "target/e2e-artifacts/vscode"));
 const fixture = path.join(repo, "fixtures/bloat/two_hop_char_copy/Main.java");
+const corpusProgram = "fixtures/bloat/corpus/customer_dto_mapping/Main.java";
 
 const started = Date.now();
 const log = (msg) => console.log(`[vscode-e2e ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
@@ -205,6 +206,24 @@ try {
   state = await waitForState((s) => s.runs >= 3, "the profile after the second save");
   check(state.status.status.state === "done", "a second save re-profiles");
   await page.screenshot({ path: path.join(artifacts, "6-second-save.png") });
+
+  // A program written like ordinary business code (from the scored corpus) replaces Main.java
+  // on disk, as another tool would: the workbench reloads it and a save profiles it. What the
+  // Problems panel then holds is what a developer has to read.
+  const business = readFileSync(path.join(repo, corpusProgram), "utf8");
+  writeFileSync(path.join(workspace, "Main.java"), business);
+  await page.waitForSelector(".monaco-editor .view-lines:has-text('CustomerEntity')", { timeout: 30_000 });
+  await editAndSave("// business save");
+  state = await waitForState(
+    (s) => s.runs >= 4 && s.status.status?.state === "done" && (s.diagnostics.find((d) => d.uri === mainUri)?.diagnostics ?? []).some((d) => d.line > 40),
+    "the business program's profile",
+  );
+  const businessDiags = state.diagnostics.find((d) => d.uri === mainUri)?.diagnostics ?? [];
+  log(`business program: ${businessDiags.length} diagnostics, ${state.lenses.filter((l) => !/Profile with/.test(l.title ?? "")).length} finding lenses`);
+  await page.keyboard.press("Control+Shift+M");
+  await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: 30_000 });
+  await page.screenshot({ path: path.join(artifacts, "7-business-problems.png") });
+  await page.keyboard.press("Control+Shift+M");
   log(`passed; screenshots in ${artifacts}`);
 } catch (e) {
   process.exitCode = 1;

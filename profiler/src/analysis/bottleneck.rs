@@ -55,6 +55,10 @@ pub struct BottleneckTracker {
     /// Per node of `tree`: the CCT node it stands for (to locate call sites).
     cct_of: Vec<u32>,
     user_label: Vec<bool>,
+    /// Calls into each CCT node.
+    calls: Vec<u64>,
+    /// How often each call site in the user's code ran (for triage's one-time work).
+    pub site_calls: crate::triage::SiteCalls,
 }
 
 impl BottleneckTracker {
@@ -69,6 +73,8 @@ impl BottleneckTracker {
             findings: Vec::new(),
             cct_of: Vec::new(),
             user_label: Vec::new(),
+            calls: Vec::new(),
+            site_calls: Default::default(),
         }
     }
 
@@ -110,7 +116,11 @@ impl Tracker for BottleneckTracker {
     }
 
     fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, _: Ref) {
-        self.cct.enter(site, callee, depth);
+        let n = self.cct.enter(site, callee, depth) as usize;
+        if n >= self.calls.len() {
+            self.calls.resize(n + 1, 0);
+        }
+        self.calls[n] += 1;
     }
 
     fn on_return(&mut self, _: MethodId) {
@@ -157,6 +167,7 @@ impl Tracker for BottleneckTracker {
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         self.build_tree(methods, classes);
         self.findings = self.build_findings(methods, classes);
+        self.site_calls = self.count_site_calls(methods, classes);
     }
 }
 
@@ -172,6 +183,23 @@ fn is_glue(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
 }
 
 impl BottleneckTracker {
+    /// Calls made from each call site of the user's code, however many contexts it ran in.
+    fn count_site_calls(&self, methods: &[Method], classes: &[Class]) -> crate::triage::SiteCalls {
+        let mut by_site: rustc_hash::FxHashMap<Site, u64> = Default::default();
+        for (i, n) in self.cct.nodes.iter().enumerate().skip(1) {
+            if n.parent != ROOT && is_user_method(methods, classes, n.site.method) {
+                *by_site.entry(n.site).or_default() += self.calls.get(i).copied().unwrap_or(0);
+            }
+        }
+        by_site
+            .into_iter()
+            .map(|(site, n)| {
+                let l = locate(methods, classes, site);
+                ((l.class, l.method, l.descriptor, l.bci), n)
+            })
+            .collect()
+    }
+
     /// The report's tree: glue folded into callers, tiny contexts into their parents.
     fn build_tree(&mut self, methods: &[Method], classes: &[Class]) {
         let nodes = &self.cct.nodes;

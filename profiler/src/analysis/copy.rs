@@ -424,6 +424,41 @@ impl Analysis<'_> {
         }
     }
 
+    /// Whether node `n` holds the program's data rather than a library's bookkeeping: a field of a
+    /// user class, a static, an element of an array (but not of a library's own node table), or
+    /// the key or value a library container holds (`HashMap.Node.value`, `Long.value`).
+    fn is_data(&self, n: u32) -> bool {
+        let class_of = |p: u32| self.t.objects.producers.get(p as usize).map(|prod| &self.classes[prod.class as usize]);
+        match self.t.nodes[n as usize] {
+            Node::Consumer | Node::Producer(_) => false,
+            Node::Static { .. } => true,
+            Node::Field { producer, slot: ELEMENT } => class_of(producer).is_some_and(|c| {
+                let elem = c.name.trim_start_matches('[');
+                let library = ["Ljava/", "Ljdk/", "Lsun/"].iter().any(|p| elem.starts_with(p));
+                !(library && elem.contains('$'))
+            }),
+            Node::Field { producer, slot } => class_of(producer).is_some_and(|c| {
+                matches!(c.origin, crate::classpath::Origin::ClassPath(_))
+                    || matches!(
+                        instance_field_name(self.classes, c.id, slot).rsplit('.').next(),
+                        Some("value" | "key" | "item" | "element" | "val")
+                    )
+            }),
+        }
+    }
+
+    /// Whether node `n` is inside an intermediate container: an array element, or a field of a
+    /// library object (a map's entry, a box).
+    fn is_container(&self, n: u32) -> bool {
+        match self.t.nodes[n as usize] {
+            Node::Field { producer, slot } => self.t.objects.producers.get(producer as usize).is_some_and(|prod| {
+                slot == ELEMENT
+                    || !matches!(self.classes[prod.class as usize].origin, crate::classpath::Origin::ClassPath(_))
+            }),
+            _ => false,
+        }
+    }
+
     fn chains(&self, locator: &mut Locator) -> Vec<Finding> {
         let t = self.t;
         let s = &self.settings();
@@ -498,8 +533,16 @@ impl Analysis<'_> {
         let t = self.t;
         let edges: Vec<&Edge> = c.edges.iter().map(|&e| &t.edges[e as usize]).collect();
         let first = edges[0];
-        let way = self.user_store(first).expect("chosen chains have a user frame");
+        // Where a developer removes the copy: the first hop into an intermediate container (a
+        // map's entry, an array, a box), else the first hop.
+        let into = edges.iter().copied().find(|e| self.is_container(e.dst) && self.user_store(e).is_some());
+        let way = self.user_store(into.unwrap_or(first)).expect("chosen chains have a user frame");
         let location = self.location(locator, way.user.expect("user frame"));
+        // Chains that copy into the same kind of container in the same method are one problem
+        // (the fields of one record put into one map), whatever line each field is on.
+        let merge_key = format!("{}.{}{}|{}", location.class, location.method, location.descriptor, into.is_some());
+        // The field whose value goes into the container (`email` of `Customer.email → …`).
+        let field = self.node_name(locator, into.unwrap_or(first).src);
         let hops = edges.len();
         // Where the value came from, and whether anything ever computed with it.
         let producer = t
@@ -524,7 +567,11 @@ impl Analysis<'_> {
             path.join(" → "),
             if consumed { "" } else { "; the copied data is never used by a computation" }
         );
+        let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
         let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
+            .evidence("user_data", user_data)
+            .evidence("merge_key", merge_key)
+            .evidence("field", field)
             .evidence("hops", hops)
             .evidence("frequency", c.freq)
             .evidence("bytes", c.bytes)

@@ -207,6 +207,10 @@ impl LifetimeTracker {
                 sites.entry((r.site, user)).or_default().push(i);
             }
         }
+        // The heap the run ends with (immortal objects, by each record's mean size), that a
+        // finding's retained bytes are a share of.
+        let immortal_bytes = |r: &Record| r.bytes * r.by_class[3] / r.instances.max(1);
+        let heap_at_end: u64 = self.records.iter().map(immortal_bytes).sum();
         let mut findings = Vec::new();
         for ((site, user), recs) in sites {
             let instances: u64 = recs.iter().map(|&i| self.records[i].instances).sum();
@@ -273,7 +277,9 @@ impl LifetimeTracker {
                 .evidence("young_gen_bytes", self.young)
                 .evidence("collections", self.gcs)
                 .evidence("histogram", hist)
-                .evidence("growing", growing);
+                .evidence("growing", growing)
+                .evidence("retained_bytes", recs.iter().map(|&i| immortal_bytes(&self.records[i])).sum::<u64>())
+                .evidence("heap_at_end", heap_at_end);
             let jdk = loc(site);
             if site != user && jdk.file.is_some() {
                 f = f.related(jdk.clone(), format!("allocated inside the JDK, in {}.{}", jdk.class, jdk.method));

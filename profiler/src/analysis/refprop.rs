@@ -172,6 +172,14 @@ impl RefPropTracker {
             let location = loc(user);
             let at_jdk = (prod.site != user).then(|| loc(prod.site));
             let what = format!("new {type_name}");
+            // Whether the user's code ever touches these objects (makes, uses, stores or passes
+            // them): if not, they are a library structure's insides.
+            let user_site = |site: &Site| crate::vm::tracker::is_user_method(methods, classes, site.method);
+            let handled_by_user = prod.site == user
+                || st.uses.keys().any(user_site)
+                || st.stores.keys().any(user_site)
+                || st.call_sites.iter().any(user_site)
+                || st.heap_sites.iter().any(user_site);
             let base = |kind: &str, score: f64, message: String| {
                 let mut f = Finding::new(kind, score, message, location.clone())
                     .evidence("instances", n)
@@ -182,7 +190,8 @@ impl RefPropTracker {
                     .evidence("heap_reads", st.reads)
                     .evidence("call_return_nodes", st.call_sites.len())
                     .evidence("heap_nodes", st.heap_sites.len())
-                    .evidence("type", type_name.clone());
+                    .evidence("type", type_name.clone())
+                    .evidence("handled_by_user", handled_by_user);
                 if let Some(j) = &at_jdk {
                     f = f.related(j.clone(), format!("allocated inside the JDK, in {}.{}", j.class, j.method));
                 }

@@ -116,6 +116,9 @@ struct ProfileArgs {
     /// A low-utility structure's cost is at least this many times its benefit: n-RAC / (n-RAB + 1).
     #[arg(long, default_value_t = Settings::default().low_utility_rate)]
     low_utility_rate: f64,
+    /// Findings whose fix would save less than this share of the run are hidden (summarised)
+    #[arg(long, default_value_t = Settings::default().min_share)]
+    min_share: f64,
     /// Compare with an earlier JSON report of the same program: which call sequences got more
     /// or less expensive.
     #[arg(long)]
@@ -250,6 +253,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         tree_height: a.tree_height,
         low_utility_min_cost: a.low_utility_min_cost,
         low_utility_rate: a.low_utility_rate,
+        min_share: a.min_share,
     };
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();

@@ -11,20 +11,11 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The kinds a developer expects, as the product names them. The report's finer kinds fold into
-/// them: a clone is a copy chain between two structures; mostly-NATH is NATH; never-used,
-/// rarely-used and write-read imbalance say a structure is built but little used, as
-/// low-utility does.
+/// The kinds a developer expects, as the product names them ([`family`] folds the report's finer
+/// kinds into them).
 pub const KINDS: [&str; 5] = ["copy-chain", "nath", "low-utility", "lifetime", "bottleneck"];
 
-pub fn family(kind: &str) -> &str {
-    match kind {
-        "clone" => "copy-chain",
-        "mostly-nath" => "nath",
-        "never-used" | "rarely-used" | "write-read-imbalance" => "low-utility",
-        k => k,
-    }
-}
+pub use bloatlens_profiler::report::family;
 
 /// One expected finding: its kind and the lines (file relative to the program's directory, line)
 /// any of which it may land on.
@@ -120,10 +111,12 @@ fn matches(f: &Finding, e: &Expectation) -> bool {
     family(&f.kind) == e.kind && at(f).is_some_and(|here| e.lines.contains(&here))
 }
 
-/// Scores the findings the report shows (in report order) against the annotations.
+/// Scores the findings the report shows (in report order; hidden ones left out) against the
+/// annotations.
 pub fn score(name: &str, report: &Report, a: &Annotations) -> ProgramScore {
-    let shown: Vec<&Finding> = report.findings.iter().collect();
-    let mut s = ProgramScore { name: name.into(), findings: shown.len(), expected: a.expected.len(), ..Default::default() };
+    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.hidden.is_none()).collect();
+    let mut s =
+        ProgramScore { name: name.into(), findings: shown.len(), expected: a.expected.len(), ..Default::default() };
     for k in KINDS {
         s.recall.insert(k.into(), (0, 0));
         s.on_clean.insert(k.into(), 0);

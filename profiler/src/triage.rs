@@ -1,0 +1,290 @@
+//! Triage: the analyses' raw findings turned into the few a developer acts on (DESIGN §4.6).
+//!
+//! The analyses report what they see per allocation site, chain or call path, already placed on
+//! the first user frame. Triage then:
+//! 1. drops library mechanics: usage findings about objects the user's code never handles (a
+//!    `String`'s `byte[]`, a `HashMap`'s nodes) and copy chains that move only a library's own
+//!    bookkeeping — their bytes roll up into the user-level finding on the same line;
+//! 2. merges findings of one kind on one user line into one, the costliest first, the others as
+//!    evidence (`also`);
+//! 3. costs each finding by what a fix would save, as a share of the run (`share`): heap copies
+//!    for copy chains, allocated bytes for allocation findings, instructions for structures and
+//!    call paths;
+//! 4. hides what is not worth a developer's attention (`hidden`): work done once (a user line
+//!    that ran once — the JDK's one-time set-up behind the first `printf` lands there) and
+//!    findings under the `min_share` setting;
+//! 5. ranks everything by share, and gives severities and advice by rank and pattern.
+
+use crate::report::{family, Finding, Settings};
+use std::collections::HashMap;
+
+/// The run's totals that shares are taken of.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunTotals {
+    pub instructions: u64,
+    pub allocated_bytes: u64,
+    /// Heap-to-heap copies (copy profiling on), 0 when unknown.
+    pub copies: u64,
+}
+
+/// How often each call site of the user's code ran, keyed by (class, method, descriptor, bci)
+/// as report locations name them. Empty when the bottleneck analysis (which counts calls) is off.
+pub type SiteCalls = HashMap<(String, String, String, u32), u64>;
+
+/// Why a finding is hidden from the editor.
+pub const ONE_TIME: &str = "one-time work: its line ran once";
+pub const SMALL: &str = "below the minimum share";
+
+pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
+    // 1. Library mechanics out; their bytes remembered by line.
+    let mut internal_bytes: HashMap<(Option<String>, Option<u32>), u64> = HashMap::new();
+    let mut kept = Vec::new();
+    for f in raw {
+        if is_mechanics(&f) {
+            *internal_bytes.entry((f.location.file.clone(), f.location.line)).or_default() += num(&f, "bytes");
+        } else {
+            kept.push(f);
+        }
+    }
+    // 2. One finding per kind and line.
+    let mut groups: Vec<Vec<Finding>> = Vec::new();
+    let mut index: HashMap<(&'static str, Option<String>, String), usize> = HashMap::new();
+    for mut f in kept {
+        f.share = share(&f, totals);
+        // A finding may name what makes it one problem with others (`merge_key`); else its line.
+        let at = match f.evidence.get("merge_key").and_then(|k| k.as_str()) {
+            Some(k) => k.to_string(),
+            None => format!("{:?}", f.location.line),
+        };
+        let key = (family(&f.kind), f.location.file.clone(), at);
+        match index.get(&key) {
+            Some(&g) => groups[g].push(f),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(vec![f]);
+            }
+        }
+    }
+    // A possible leak costs the memory it holds, not what it allocated: objects that pile up to
+    // the end while nothing reads their references back (a usage finding on the same line says
+    // so) are charged their share of the heap the run ends with.
+    let unread: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
+        .iter()
+        .flatten()
+        .filter(|f| f.kind == "write-read-imbalance" && num(f, "heap_reads") == 0)
+        .map(|f| (f.location.file.clone(), f.location.line))
+        .collect();
+    for f in groups.iter_mut().flatten() {
+        if f.kind == "lifetime"
+            && flag(f, "growing") == Some(true)
+            && unread.contains(&(f.location.file.clone(), f.location.line))
+        {
+            let held = num(f, "retained_bytes") as f64 / num(f, "heap_at_end").max(1) as f64;
+            f.share = f.share.max(held.min(1.0));
+            f.evidence.insert("leak".into(), true.into());
+        }
+    }
+    let mut out: Vec<Finding> = groups
+        .into_iter()
+        .map(|g| {
+            let mut f = merge(g);
+            let rolled = internal_bytes.get(&(f.location.file.clone(), f.location.line)).copied().unwrap_or(0);
+            if rolled > 0 && matches!(family(&f.kind), "nath" | "lifetime" | "low-utility") {
+                f.evidence.insert("internal_bytes".into(), rolled.into());
+            }
+            f
+        })
+        .collect();
+    // 3–5. Hide, rank, advise.
+    for f in &mut out {
+        f.advice = advice(f);
+        let ran = calls.get(&(
+            f.location.class.clone(),
+            f.location.method.clone(),
+            f.location.descriptor.clone(),
+            f.location.bci,
+        ));
+        if let Some(&n) = ran {
+            f.evidence.insert("line_ran".into(), n.into());
+        }
+        f.hidden = if ran.is_some_and(|&n| n <= 1) {
+            Some(ONE_TIME.into())
+        } else if f.share < settings.min_share {
+            Some(SMALL.into())
+        } else {
+            None
+        };
+    }
+    out.sort_by(|a, b| {
+        a.hidden.is_some().cmp(&b.hidden.is_some()).then(b.share.total_cmp(&a.share)).then(a.location.cmp(&b.location))
+    });
+    let mut shown = 0;
+    for f in &mut out {
+        f.severity = match (&f.hidden, shown) {
+            (Some(_), _) => "hint",
+            (None, 0..=2) if f.share >= 5.0 * settings.min_share => "warning",
+            _ => "info",
+        }
+        .into();
+        shown += f.hidden.is_none() as usize;
+    }
+    out
+}
+
+fn num(f: &Finding, key: &str) -> u64 {
+    f.evidence.get(key).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.max(0.0) as u64))).unwrap_or(0)
+}
+
+fn flag(f: &Finding, key: &str) -> Option<bool> {
+    f.evidence.get(key).and_then(|v| v.as_bool())
+}
+
+/// Findings about the library's own workings, which the user's code neither sees nor changes.
+fn is_mechanics(f: &Finding) -> bool {
+    match family(&f.kind) {
+        // A copy chain that moves only library bookkeeping (an iterator's cursor, a tokenizer's
+        // position), never the user's data.
+        "copy-chain" => flag(f, "user_data") == Some(false),
+        // Objects inside a library structure (a `String`'s `byte[]`, a map's nodes) that user
+        // code never touches: part of the structure the user made.
+        "nath" | "low-utility" if f.kind != "low-utility" => flag(f, "handled_by_user") == Some(false),
+        _ => false,
+    }
+}
+
+/// What a fix would save, as a share of the run.
+fn share(f: &Finding, t: &RunTotals) -> f64 {
+    let of = |n: u64, total: u64| if total == 0 { 0.0 } else { (n as f64 / total as f64).min(1.0) };
+    match f.kind.as_str() {
+        "copy-chain" => of(num(f, "frequency") * num(f, "hops"), t.copies),
+        "clone" => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
+        "low-utility" => of(num(f, "n_rac"), t.instructions),
+        "bottleneck" => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        _ => of(num(f, "bytes"), t.allocated_bytes),
+    }
+}
+
+/// One finding for a kind on a line: the costliest, with the others as evidence. Allocation and
+/// copy findings add up (different objects, different copies); call paths may overlap, so a
+/// line's bottleneck share is its largest.
+fn merge(mut group: Vec<Finding>) -> Finding {
+    group.sort_by(|a, b| b.share.total_cmp(&a.share).then(a.location.cmp(&b.location)));
+    let mut it = group.into_iter();
+    let mut first = it.next().expect("a group has a finding");
+    let rest: Vec<Finding> = it.collect();
+    if rest.is_empty() {
+        return first;
+    }
+    if first.kind != "bottleneck" {
+        first.share = (first.share + rest.iter().map(|f| f.share).sum::<f64>()).min(1.0);
+    }
+    if family(&first.kind) == "copy-chain" {
+        let mut fields: Vec<String> = std::iter::once(&first).chain(&rest).filter_map(copied_field).collect();
+        fields.dedup();
+        if fields.len() > 1 {
+            first.message = format!("{} fields copied here: {}; {}", fields.len(), fields.join(", "), first.message);
+            first.evidence.insert("fields_copied".into(), fields.into());
+        }
+    }
+    let also: Vec<serde_json::Value> = rest
+        .iter()
+        .map(|f| serde_json::json!({"kind": f.kind, "message": f.message, "share": round4(f.share), "evidence": f.evidence}))
+        .collect();
+    // The others' own lines are related places; their hops stay in `also`.
+    for f in rest {
+        let what = copied_field(&f).or_else(|| f.evidence.get("type").and_then(|t| t.as_str()).map(String::from));
+        let role = format!("also here: {}", what.unwrap_or_else(|| f.kind.clone()));
+        if f.location.line != first.location.line && !first.related.iter().any(|r| r.location == f.location) {
+            first.related.push(crate::report::Related { location: f.location, role });
+        }
+    }
+    first.evidence.insert("also".into(), also.into());
+    first
+}
+
+/// The field a copy chain moves into its container (`Order.sku of new Order (…)` → `sku`).
+fn copied_field(f: &Finding) -> Option<String> {
+    let node = f.evidence.get("field")?.as_str()?;
+    let field = node.split(" of ").next()?;
+    let name = field.rsplit('.').next()?;
+    (name != node && !name.contains(' ')).then(|| name.to_string())
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// What to change first, in one sentence that fits the pattern.
+fn advice(f: &Finding) -> String {
+    let ty = f.evidence.get("type").and_then(|v| v.as_str()).unwrap_or("");
+    let text = |s: &str| s.to_string();
+    match f.kind.as_str() {
+        "copy-chain" => {
+            let path = f.evidence.get("path").map(|p| p.to_string()).unwrap_or_default();
+            if path.contains("HashMap") || path.contains("Object[]") && path.contains(" of new ") && f.evidence.contains_key("fields_copied") {
+                text("Copy the fields directly into their destination instead of through an intermediate map or array.")
+            } else if path.contains("elements of") && !f.evidence.contains_key("fields_copied") {
+                text("Share the collection (or copy it once, outside the loop) instead of copying its elements on every call.")
+            } else {
+                text("Pass the original object along instead of copying its fields from structure to structure.")
+            }
+        }
+        "clone" => text("Share the original (or copy it lazily) instead of rebuilding its object graph copy by copy."),
+        "nath" | "mostly-nath" => {
+            if is_boxed(ty) {
+                text("Keep these values primitive: boxing makes a new object for each value that is only read once.")
+            } else if ty.contains("String") {
+                text("Avoid building this string on every call: compare or use its parts directly, or build it once.")
+            } else if ty.contains("Itr") || ty.contains("Iterator") || ty.contains("Pipeline") || ty.contains("Stream") {
+                text("Use a plain loop here: an iterator or stream pipeline is built on every call.")
+            } else {
+                text("Use the values directly, or build this object once outside the loop: each one lives only for the call that made it.")
+            }
+        }
+        "never-used" => text("Stop creating these objects: nothing ever reads them (create them only when needed)."),
+        "rarely-used" => text("Create these objects only when needed: most of them are never used."),
+        "write-read-imbalance" => {
+            text("Drop the structure this fills, or fill it only when needed: what is stored is rarely read back.")
+        }
+        "low-utility" => text("Compute only what is read: most of what building this structure costs is never used (compute it lazily, or do not build it)."),
+        "lifetime" => match f.evidence.get("class").and_then(|v| v.as_str()).unwrap_or("") {
+            "immortal" if flag(f, "growing") == Some(true) => {
+                text("Stop keeping every one of these objects: they accumulate until the end (keep a running summary, or drop them once used).")
+            }
+            "immortal" | "long" => text("These objects stay alive for most of the run: keep only what later code reads."),
+            "mixed" => text("Split the factory by caller: its objects live short for some callers and long for others."),
+            "short" => text("Reuse one object, or do without it: these temporaries die within the iteration that made them."),
+            _ => text("Shorten these objects' lives (drop references sooner) or reuse them: they outlive a young collection only to die soon after."),
+        },
+        "bottleneck" => f
+            .evidence
+            .get("suggestion")
+            .and_then(|v| v.as_str())
+            .map(|s| {
+                let mut s = s.to_string();
+                if let Some(c) = s.get_mut(0..1) {
+                    c.make_ascii_uppercase();
+                }
+                if !s.ends_with('.') {
+                    s.push('.');
+                }
+                s
+            })
+            .unwrap_or_else(|| text("Call this path less often: cache or hoist its result.")),
+        _ => String::new(),
+    }
+}
+
+fn is_boxed(ty: &str) -> bool {
+    matches!(
+        ty,
+        "java.lang.Integer"
+            | "java.lang.Long"
+            | "java.lang.Double"
+            | "java.lang.Float"
+            | "java.lang.Short"
+            | "java.lang.Byte"
+            | "java.lang.Character"
+            | "java.lang.Boolean"
+    )
+}

@@ -104,8 +104,10 @@ pub fn hover_markdown(m: &Mapped) -> String {
     let f = &m.finding;
     let mut md = format!("**Bloatlens · {}** — {}\n\n", f.kind, lens_title(f));
     // What to change first, then what was seen, then the figures.
-    let advice = if f.advice.is_empty() { advice(&f.kind) } else { f.advice.as_str() };
-    md.push_str(&format!("**{advice}**\n\n{}\n\n", f.message));
+    if !f.advice.is_empty() {
+        md.push_str(&format!("**{}**\n\n", f.advice));
+    }
+    md.push_str(&format!("{}\n\n", f.message));
     if let Some(term) = glossary(&f.kind) {
         md.push_str(&format!("_{term}_\n\n"));
     }
@@ -162,21 +164,6 @@ fn glossary(kind: &str) -> Option<&'static str> {
         "bottleneck" => "Bottleneck: a call path that carries a large share of the run's cost.",
         _ => return None,
     })
-}
-
-fn advice(kind: &str) -> &'static str {
-    match kind {
-        "copy-chain" => "Pass the original object along instead of copying its data from structure to structure, or copy once.",
-        "clone" => "Share the original (or copy lazily) instead of rebuilding its object graph copy by copy.",
-        "nath" | "mostly-nath" => "These objects live only on the stack: return the values directly, reuse one object, or hoist the allocation out of the hot path.",
-        "never-used" => "Nothing ever reads these objects: stop creating them (build debug strings lazily, drop unused results).",
-        "rarely-used" => "Most of these objects are never used: create them on demand.",
-        "write-read-imbalance" => "References are stored far more often than read back: drop the store nobody reads, or the structure it fills.",
-        "lifetime" => "Short: reuse or hoist if hot. Medium: the costliest for a generational GC; shorten or extend. Long: pretenure. Immortal and growing: a possible leak. Mixed: split the factory by caller.",
-        "low-utility" => "The fields of this structure cost far more to compute than their values are used for: compute them lazily, store less, or pass the values on directly.",
-        "bottleneck" => "This call path carries much of the run's cost: call it less often (cache or hoist its result, specialise the hot path) or make what it calls cheaper.",
-        _ => "",
-    }
 }
 
 /// A stable name for a finding, for suppressions: kind and bytecode location (which survive

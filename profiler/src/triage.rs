@@ -139,17 +139,12 @@ fn flag(f: &Finding, key: &str) -> Option<bool> {
     f.evidence.get(key).and_then(|v| v.as_bool())
 }
 
-/// Findings about the library's own workings, which the user's code neither sees nor changes.
+/// Findings about the library's own workings, which the user's code neither sees nor changes: a
+/// copy chain that moves only library bookkeeping (an iterator's cursor), never the user's data;
+/// objects inside a library structure (a `String`'s `byte[]`, a map's nodes) that user code never
+/// touches — part of the structure the user made. The analyses say so in the evidence.
 fn is_mechanics(f: &Finding) -> bool {
-    match family(&f.kind) {
-        // A copy chain that moves only library bookkeeping (an iterator's cursor, a tokenizer's
-        // position), never the user's data.
-        "copy-chain" => flag(f, "user_data") == Some(false),
-        // Objects inside a library structure (a `String`'s `byte[]`, a map's nodes) that user
-        // code never touches: part of the structure the user made.
-        "nath" | "low-utility" if f.kind != "low-utility" => flag(f, "handled_by_user") == Some(false),
-        _ => false,
-    }
+    flag(f, "user_data") == Some(false) || flag(f, "handled_by_user") == Some(false)
 }
 
 /// What a fix would save, as a share of the run.
@@ -179,8 +174,12 @@ fn merge(mut group: Vec<Finding>) -> Finding {
         first.share = (first.share + rest.iter().map(|f| f.share).sum::<f64>()).min(1.0);
     }
     if family(&first.kind) == "copy-chain" {
-        let mut fields: Vec<String> = std::iter::once(&first).chain(&rest).filter_map(copied_field).collect();
-        fields.dedup();
+        let mut fields: Vec<String> = Vec::new();
+        for name in std::iter::once(&first).chain(&rest).filter_map(copied_field) {
+            if !fields.contains(&name) {
+                fields.push(name);
+            }
+        }
         if fields.len() > 1 {
             first.message = format!("{} fields copied here: {}; {}", fields.len(), fields.join(", "), first.message);
             first.evidence.insert("fields_copied".into(), fields.into());
@@ -221,9 +220,10 @@ fn advice(f: &Finding) -> String {
     match f.kind.as_str() {
         "copy-chain" => {
             let path = f.evidence.get("path").map(|p| p.to_string()).unwrap_or_default();
-            if path.contains("HashMap") || path.contains("Object[]") && path.contains(" of new ") && f.evidence.contains_key("fields_copied") {
+            let fields = f.evidence.contains_key("fields_copied");
+            if fields || path.contains("HashMap") {
                 text("Copy the fields directly into their destination instead of through an intermediate map or array.")
-            } else if path.contains("elements of") && !f.evidence.contains_key("fields_copied") {
+            } else if path.contains("elements of") {
                 text("Share the collection (or copy it once, outside the loop) instead of copying its elements on every call.")
             } else {
                 text("Pass the original object along instead of copying its fields from structure to structure.")

@@ -31,11 +31,7 @@ fn profile_fixture_with(name: &str, settings: Settings) -> Result<Report, Failed
 
 fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let sources: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "java"))
-        .collect();
+    let sources = bloatlens_profiler::javac::java_files(dir).map_err(|e| e.to_string())?;
     let javac = Command::new("javac").arg("-g").arg("-d").arg(out.path()).args(&sources).output();
     let javac = javac.map_err(|e| format!("javac: {e}"))?;
     if !javac.status.success() {

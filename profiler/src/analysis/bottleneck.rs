@@ -30,6 +30,8 @@ struct Cost {
     instructions: u64,
     bytes: u64,
     copies: u64,
+    /// Calls into the context (not summed into a cum: only its call site's count is read).
+    calls: u64,
 }
 
 impl Cost {
@@ -55,8 +57,6 @@ pub struct BottleneckTracker {
     /// Per node of `tree`: the CCT node it stands for (to locate call sites).
     cct_of: Vec<u32>,
     user_label: Vec<bool>,
-    /// Calls into each CCT node.
-    calls: Vec<u64>,
     /// How often each call site in the user's code ran (for triage's one-time work).
     pub site_calls: crate::triage::SiteCalls,
 }
@@ -73,7 +73,6 @@ impl BottleneckTracker {
             findings: Vec::new(),
             cct_of: Vec::new(),
             user_label: Vec::new(),
-            calls: Vec::new(),
             site_calls: Default::default(),
         }
     }
@@ -116,11 +115,8 @@ impl Tracker for BottleneckTracker {
     }
 
     fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, _: Ref) {
-        let n = self.cct.enter(site, callee, depth) as usize;
-        if n >= self.calls.len() {
-            self.calls.resize(n + 1, 0);
-        }
-        self.calls[n] += 1;
+        self.cct.enter(site, callee, depth);
+        self.top().calls += 1;
     }
 
     fn on_return(&mut self, _: MethodId) {
@@ -188,7 +184,7 @@ impl BottleneckTracker {
         let mut by_site: rustc_hash::FxHashMap<Site, u64> = Default::default();
         for (i, n) in self.cct.nodes.iter().enumerate().skip(1) {
             if n.parent != ROOT && is_user_method(methods, classes, n.site.method) {
-                *by_site.entry(n.site).or_default() += self.calls.get(i).copied().unwrap_or(0);
+                *by_site.entry(n.site).or_default() += self.cost.get(i).map_or(0, |c| c.calls);
             }
         }
         by_site
@@ -224,6 +220,7 @@ impl BottleneckTracker {
             instructions: cum[ROOT as usize].instructions - self.cost[ROOT as usize].instructions,
             bytes: cum[ROOT as usize].bytes - self.cost[ROOT as usize].bytes,
             copies: cum[ROOT as usize].copies - self.cost[ROOT as usize].copies,
+            calls: 0,
         };
         let tiny = |c: &Cost| {
             c.instructions * 10_000 < total.instructions.max(1)

@@ -23,7 +23,7 @@ use super::shadow::ShadowStack;
 use crate::report::{Finding, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const NONE: u32 = 0;
@@ -438,7 +438,7 @@ impl Analysis<'_> {
                 !(library && elem.contains('$'))
             }),
             Node::Field { producer, slot } => class_of(producer).is_some_and(|c| {
-                matches!(c.origin, crate::classpath::Origin::ClassPath(_))
+                is_user_class(c)
                     || matches!(
                         instance_field_name(self.classes, c.id, slot).rsplit('.').next(),
                         Some("value" | "key" | "item" | "element" | "val")
@@ -451,10 +451,12 @@ impl Analysis<'_> {
     /// library object (a map's entry, a box).
     fn is_container(&self, n: u32) -> bool {
         match self.t.nodes[n as usize] {
-            Node::Field { producer, slot } => self.t.objects.producers.get(producer as usize).is_some_and(|prod| {
-                slot == ELEMENT
-                    || !matches!(self.classes[prod.class as usize].origin, crate::classpath::Origin::ClassPath(_))
-            }),
+            Node::Field { producer, slot } => self
+                .t
+                .objects
+                .producers
+                .get(producer as usize)
+                .is_some_and(|prod| slot == ELEMENT || !is_user_class(&self.classes[prod.class as usize])),
             _ => false,
         }
     }

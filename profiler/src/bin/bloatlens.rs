@@ -267,7 +267,8 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             sources.push(PathBuf::from(args.remove(0)));
         }
         let (files, main, root) = if target.is_dir() {
-            let files = java_files(&target)?;
+            let files = bloatlens_profiler::javac::java_files(&target)
+                .with_context(|| format!("reading {}", target.display()))?;
             let main = match &a.main {
                 Some(m) => m.clone(),
                 None => only_main(&files)?,
@@ -338,24 +339,6 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Every `.java` file under `dir`, sorted.
-fn java_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "java") {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 /// The one class among `files` that declares `main`, else an error listing the candidates.

@@ -101,7 +101,11 @@ pub struct Context<'a> {
 /// Whether `m` belongs to the user's program (loaded from a class path directory: not the JDK, not
 /// a jar, and not a class generated at run time). Also for analyses that ask after the run.
 pub fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
-    let class = &classes[methods[m as usize].class as usize];
+    is_user_class(&classes[methods[m as usize].class as usize])
+}
+
+/// Whether `class` belongs to the user's program (see [`is_user_method`]).
+pub fn is_user_class(class: &Class) -> bool {
     matches!(class.origin, Origin::ClassPath(_)) && !class.hidden
 }
 

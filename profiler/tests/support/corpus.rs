@@ -15,6 +15,7 @@ use std::path::Path;
 /// kinds into them).
 pub const KINDS: [&str; 5] = ["copy-chain", "nath", "low-utility", "lifetime", "bottleneck"];
 
+use bloatlens_profiler::javac::java_files;
 pub use bloatlens_profiler::report::family;
 
 /// One expected finding: its kind and the lines (file relative to the program's directory, line)
@@ -35,7 +36,7 @@ pub struct Annotations {
 pub fn annotations(dir: &Path) -> Result<Annotations, String> {
     let mut out = Annotations::default();
     let mut labelled: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for file in java_files(dir)? {
+    for file in java_files(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
         let rel = file.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
         let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         for (i, line) in text.lines().enumerate() {
@@ -67,23 +68,6 @@ pub fn annotations(dir: &Path) -> Result<Annotations, String> {
         }
     }
     Ok(out)
-}
-
-fn java_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
-            let p = e.map_err(|e| e.to_string())?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "java") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// How one report fares against its program's annotations.

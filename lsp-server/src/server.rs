@@ -232,7 +232,7 @@ impl LanguageServer for Backend {
         if hits.is_empty() {
             return Ok(None);
         }
-        let value = hits.iter().map(|m| to_proto::hover_markdown(m)).collect::<Vec<_>>().join("\n---\n");
+        let value = to_proto::hover_markdown(&hits);
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
             range: Some(hits[0].range),
@@ -268,7 +268,15 @@ impl LanguageServer for Backend {
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let mut actions = Vec::new();
         for d in p.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some(to_proto::SOURCE)) {
-            let Some(key) = d.data.as_ref().and_then(|v| v.get("key")).and_then(|k| k.as_str()) else { continue };
+            // A line's diagnostic carries every key of its findings: suppressing it removes them all.
+            let Some(data) = d.data.as_ref() else { continue };
+            let keys: Vec<serde_json::Value> = match data.get("keys").and_then(|k| k.as_array()) {
+                Some(keys) => keys.clone(),
+                None => data.get("key").into_iter().cloned().collect(),
+            };
+            if keys.is_empty() {
+                continue;
+            }
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: format!(
                     "Suppress this Bloatlens finding ({})",
@@ -279,7 +287,7 @@ impl LanguageServer for Backend {
                 command: Some(Command {
                     title: "Suppress".into(),
                     command: "bloatlens.suppress".into(),
-                    arguments: Some(vec![serde_json::json!(key)]),
+                    arguments: Some(keys),
                 }),
                 ..Default::default()
             }));
@@ -351,8 +359,9 @@ impl LanguageServer for Backend {
                 Ok(Some(serde_json::json!({ "kind": m.finding.kind, "hops": hops })))
             }
             "bloatlens.suppress" => {
-                if let Some(key) = args.first().and_then(|v| v.as_str()) {
-                    self.send(Event::Suppress(key.to_string()));
+                let keys: Vec<String> = args.iter().filter_map(|v| v.as_str()).map(String::from).collect();
+                if !keys.is_empty() {
+                    self.send(Event::Suppress(keys));
                 }
                 Ok(None)
             }

@@ -152,7 +152,7 @@ pub enum Event {
         file: Option<Uri>,
     },
     CancelProgress(ProgressToken),
-    Suppress(String),
+    Suppress(Vec<String>),
     JobDone {
         generation: u64,
         plan: Box<Plan>,
@@ -303,8 +303,8 @@ impl State {
                     self.snap.status = Status::Idle;
                 }
             }
-            Event::Suppress(key) => {
-                self.suppressed.insert(key);
+            Event::Suppress(keys) => {
+                self.suppressed.extend(keys);
                 self.save_suppressions().await;
                 if let Some(report) = self.snap.report.clone() {
                     self.snap.findings = self.map_findings(&report);
@@ -572,15 +572,19 @@ impl State {
         if let Some(m) = main {
             by_uri.insert(m, Vec::new());
         }
+        let mut by_file: HashMap<&Uri, Vec<&Mapped>> = HashMap::new();
         for m in &self.snap.findings {
-            by_uri.entry(m.uri.clone()).or_default().push(to_proto::diagnostic(m));
+            by_file.entry(&m.uri).or_default().push(m);
+        }
+        for (uri, findings) in by_file {
+            by_uri.insert(uri.clone(), to_proto::diagnostics(findings));
         }
         self.publish_all(by_uri).await;
     }
 
     async fn publish_file(&mut self, uri: &Uri) {
         self.commit();
-        let diags: Vec<Diagnostic> = self.snap.findings_in(uri).map(to_proto::diagnostic).collect();
+        let diags: Vec<Diagnostic> = to_proto::diagnostics(self.snap.findings_in(uri));
         let version = self.snap.docs.get(uri).map(|d| d.version);
         self.client.publish_diagnostics(uri.clone(), diags, version).await;
     }

@@ -17,30 +17,68 @@ pub fn severity(f: &Finding) -> DiagnosticSeverity {
     }
 }
 
-pub fn diagnostic(m: &Mapped) -> Diagnostic {
-    let f = &m.finding;
-    let related: Vec<DiagnosticRelatedInformation> = m
-        .related
-        .iter()
-        .map(|r| DiagnosticRelatedInformation {
+/// One diagnostic per line: findings that share a line (a NATH and a lifetime finding on one
+/// `new`) are one problem to the reader. The line's most important finding leads (findings come in
+/// rank order); the others follow in its message, their places among its related locations, and
+/// every finding's key in its data (a suppression removes them all).
+pub fn diagnostics<'a>(findings: impl IntoIterator<Item = &'a Mapped>) -> Vec<Diagnostic> {
+    let mut lines: Vec<Vec<&Mapped>> = Vec::new();
+    for m in findings {
+        match lines.iter_mut().find(|g| g[0].uri == m.uri && g[0].range.start.line == m.range.start.line) {
+            Some(g) => g.push(m),
+            None => lines.push(vec![m]),
+        }
+    }
+    lines.into_iter().map(|g| line_diagnostic(&g)).collect()
+}
+
+fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
+    let lead = group[0];
+    let f = &lead.finding;
+    let mut related: Vec<DiagnosticRelatedInformation> = Vec::new();
+    for r in group.iter().flat_map(|m| &m.related) {
+        let info = DiagnosticRelatedInformation {
             location: Location { uri: r.uri.clone(), range: r.range },
             message: r.role.clone(),
-        })
-        .collect();
-    let message = if m.stale {
-        format!("{} (stale: the file changed since this profile; save to re-profile)", f.message)
-    } else {
-        f.message.clone()
-    };
+        };
+        if !related.contains(&info) {
+            related.push(info);
+        }
+    }
+    let mut message = f.message.clone();
+    for m in &group[1..] {
+        message.push_str(&format!("\nAlso {}: {}", kind_label(&m.finding.kind), m.finding.message));
+    }
+    if lead.stale {
+        message.push_str(" (stale: the file changed since this profile; save to re-profile)");
+    }
+    let keys: Vec<&str> = group.iter().map(|m| m.key.as_str()).collect();
     Diagnostic {
-        range: m.range,
-        severity: Some(if m.stale { DiagnosticSeverity::HINT } else { severity(f) }),
+        range: lead.range,
+        severity: Some(if lead.stale { DiagnosticSeverity::HINT } else { severity(f) }),
         code: Some(NumberOrString::String(f.kind.clone())),
         source: Some(SOURCE.into()),
         message,
         related_information: (!related.is_empty()).then_some(related),
-        data: Some(serde_json::json!({ "key": m.key })),
+        data: Some(serde_json::json!({ "key": lead.key, "keys": keys })),
         ..Default::default()
+    }
+}
+
+/// A kind as the reader knows it: `copy chain`, `NATH`, `low utility`.
+pub fn kind_label(kind: &str) -> &'static str {
+    match kind {
+        "copy-chain" => "copy chain",
+        "clone" => "clone",
+        "nath" => "NATH",
+        "mostly-nath" => "mostly NATH",
+        "never-used" => "never used",
+        "rarely-used" => "rarely used",
+        "write-read-imbalance" => "written, not read",
+        "low-utility" => "low utility",
+        "lifetime" => "lifetime",
+        "bottleneck" => "bottleneck",
+        _ => "finding",
     }
 }
 
@@ -99,29 +137,65 @@ pub fn bytes(b: u64) -> String {
     }
 }
 
-/// The hover: what the finding is, its figures, and the path of a chain hop by hop.
-pub fn hover_markdown(m: &Mapped) -> String {
+/// The hover of a line: its findings, most important first. Each starts with what to change, then
+/// what was seen and what a fix saves; a glossary term is explained the first time it appears;
+/// the raw figures come last, under "Details".
+pub fn hover_markdown(hits: &[&Mapped]) -> String {
+    let mut md = String::new();
+    let mut explained = Vec::new();
+    for (i, m) in hits.iter().enumerate() {
+        let f = &m.finding;
+        if i > 0 {
+            md.push_str("\n---\n\n");
+        }
+        md.push_str(&format!("**Bloatlens · {}** — {}\n\n", kind_label(&f.kind), lens_title(f)));
+        if !f.advice.is_empty() {
+            md.push_str(&format!("**{}**\n\n", f.advice));
+        }
+        md.push_str(&format!("{}\n\n", f.message));
+        if let Some(term) = glossary(&f.kind).filter(|t| !explained.contains(t)) {
+            md.push_str(&format!("_{term}_\n\n"));
+            explained.push(term);
+        }
+        md.push_str(&format!("Fixing it would save about {:.1}% of the run.\n\n", f.share * 100.0));
+        if m.stale {
+            md.push_str("_The file changed since this profile; save to re-profile._\n\n");
+        }
+    }
+    md.push_str("\n---\n\n**Details**\n\n");
+    for m in hits {
+        md.push_str(&details(m));
+    }
+    md
+}
+
+/// Evidence that is bookkeeping for triage and the editor, not a figure for the reader.
+const NOT_FIGURES: [&str; 13] = [
+    "path",
+    "histogram",
+    "calls",
+    "fields",
+    "also",
+    "merge_key",
+    "user_data",
+    "handled_by_user",
+    "made_by_library",
+    "field",
+    "suggestion",
+    "leak",
+    "fields_copied",
+];
+
+/// A finding's figures with readable names, its lifetimes, fields, call path and places.
+fn details(m: &Mapped) -> String {
     let f = &m.finding;
-    let mut md = format!("**Bloatlens · {}** — {}\n\n", f.kind, lens_title(f));
-    // What to change first, then what was seen, then the figures.
-    if !f.advice.is_empty() {
-        md.push_str(&format!("**{}**\n\n", f.advice));
-    }
-    md.push_str(&format!("{}\n\n", f.message));
-    if let Some(term) = glossary(&f.kind) {
-        md.push_str(&format!("_{term}_\n\n"));
-    }
-    md.push_str(&format!("Fixing it would save about {:.1}% of the run.\n\n", f.share * 100.0));
-    if m.stale {
-        md.push_str("_The file changed since this profile; save to re-profile._\n\n");
-    }
-    md.push_str("| figure | value |\n|---|---|\n");
+    let mut md = format!("{} figures:\n\n| figure | value |\n|---|---|\n", kind_label(&f.kind));
     for (k, v) in &f.evidence {
-        if matches!(k.as_str(), "path" | "histogram" | "calls" | "fields") {
+        if NOT_FIGURES.contains(&k.as_str()) {
             continue;
         }
         let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-        md.push_str(&format!("| {k} | {v} |\n"));
+        md.push_str(&format!("| {} | {v} |\n", figure_name(k)));
     }
     let rows = bloatlens_profiler::report::histogram_rows(f);
     if !rows.is_empty() {
@@ -133,7 +207,7 @@ pub fn hover_markdown(m: &Mapped) -> String {
         md.push_str("```\n");
     }
     if let Some(fields) = f.evidence.get("fields").and_then(|v| v.as_array()) {
-        md.push_str("\n| field | cost (RAC) | benefit (RAB) |\n|---|---|---|\n");
+        md.push_str("\n| field | cost (instructions) | used (instructions) |\n|---|---|---|\n");
         for row in fields.iter().take(8) {
             md.push_str(&format!("| {} | {} | {} |\n", row["field"].as_str().unwrap_or("?"), row["rac"], row["rab"]));
         }
@@ -150,7 +224,35 @@ pub fn hover_markdown(m: &Mapped) -> String {
             md.push_str(&format!("| {name}:{} | {} |\n", r.range.start.line + 1, r.role));
         }
     }
+    md.push('\n');
     md
+}
+
+/// An evidence key as a reader names the figure (`instances` → `objects`).
+fn figure_name(key: &str) -> String {
+    match key {
+        "instances" => "objects".into(),
+        "bytes" => "bytes allocated".into(),
+        "nath_objects" => "objects never stored".into(),
+        "used_objects" => "objects used".into(),
+        "heap_writes" => "stores into fields".into(),
+        "heap_reads" => "reads from fields".into(),
+        "call_return_nodes" => "calls and returns it passes".into(),
+        "heap_nodes" => "fields it passes".into(),
+        "n_rac" => "cost to build (instructions)".into(),
+        "n_rab" => "use (instructions)".into(),
+        "rate" => "cost per use".into(),
+        "frequency" => "values copied".into(),
+        "hops" => "copies per value".into(),
+        "volume" => "bytes copied".into(),
+        "waste_factor" => "copies per computation".into(),
+        "cum" => "cost of the path".into(),
+        "base" => "cost in the path's own frames".into(),
+        "line_ran" => "times the line ran".into(),
+        "internal_bytes" => "bytes the library allocated for it".into(),
+        "retained_bytes" => "bytes alive at the end".into(),
+        other => other.replace('_', " "),
+    }
 }
 
 /// The kind's name in plain words, for a developer who has not met it.
@@ -186,10 +288,15 @@ impl tower_lsp_server::ls_types::notification::Notification for StatusNotificati
 }
 
 /// The status as the notification carries it: `state` (`idle`, `running`, `done`, `failed`),
-/// the main class, the findings shown and how many of them are stale (edited since the run),
+/// the main class, the problems shown (one a line) and how many of them are stale (edited since the run),
 /// the last run's time, and a failure's message.
 pub fn status(snap: &Snapshot) -> serde_json::Value {
-    let (findings, stale) = (snap.findings.len(), snap.findings.iter().filter(|m| m.stale).count());
+    // Counted as the editor shows them: one problem a line.
+    let lines: std::collections::HashSet<(&Uri, u32)> =
+        snap.findings.iter().map(|m| (&m.uri, m.range.start.line)).collect();
+    let stale_lines: std::collections::HashSet<(&Uri, u32)> =
+        snap.findings.iter().filter(|m| m.stale).map(|m| (&m.uri, m.range.start.line)).collect();
+    let (findings, stale) = (lines.len(), stale_lines.len());
     match &snap.status {
         Status::Idle => serde_json::json!({"state": "idle", "findings": findings, "stale": stale}),
         Status::Running { main_class } => {
@@ -219,6 +326,7 @@ mod tests {
             method: "main".into(),
             descriptor: "([Ljava/lang/String;)V".into(),
             bci: 0,
+            expression: None,
         };
         let f = Finding::new("low-utility", 1.0, String::new(), at).evidence("n_rac", 6940.4).evidence("n_rab", 0.0);
         assert_eq!(lens_title(&f), "low utility · costs 6940 · used 0");

@@ -71,7 +71,10 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     );
     let hover = ed.response(id);
     let md = hover["contents"]["value"].as_str().unwrap();
-    assert!(md.contains("**Bloatlens · nath**") && md.contains("| instances | 500 |"), "{md}");
+    assert!(md.contains("**Bloatlens · NATH**") && md.contains("| objects | 500 |"), "{md}");
+    // Advice first, the figures last under their heading, no evidence keys.
+    assert!(md.find("**Details**").unwrap() > md.find("Fixing it would save").unwrap(), "{md}");
+    assert!(!md.contains("call_return_nodes") && !md.contains("merge_key"), "{md}");
     ed.finish();
 }
 
@@ -227,6 +230,46 @@ fn edits_mark_findings_stale_or_move_them() {
     let nath = stale.iter().find(|d| d["code"] == "nath").unwrap();
     assert!(nath["message"].as_str().unwrap().contains("stale"), "{nath}");
     assert_eq!(nath["severity"], 4);
+    ed.finish();
+}
+
+#[test]
+fn findings_on_one_line_are_one_diagnostic_with_one_hover() {
+    // A business program whose lines hold several kinds at once (a temporary map that is also
+    // the hop of a copy chain, a concatenation with a lifetime and a NATH finding).
+    let src = fixture("corpus/customer_dto_mapping");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    let diags = save_and_profile(&mut ed, &u);
+    let mut lines: Vec<u64> = diags.iter().map(|d| d["range"]["start"]["line"].as_u64().unwrap()).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), diags.len(), "one diagnostic a line: {diags:#?}");
+    let shared = diags
+        .iter()
+        .find(|d| d["data"]["keys"].as_array().unwrap().len() >= 2)
+        .unwrap_or_else(|| panic!("a line with two findings: {diags:#?}"));
+    let message = shared["message"].as_str().unwrap();
+    assert!(message.contains("\nAlso "), "the others follow the lead: {message}");
+    assert!(!message.contains('$') && !message.contains("java.lang."), "source names: {message}");
+    // One hover for the line: every finding, the lead first, the figures once at the end.
+    let id =
+        ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": shared["range"]["start"]}));
+    let md = ed.response(id)["contents"]["value"].as_str().unwrap().to_string();
+    let kinds = md.matches("**Bloatlens · ").count();
+    assert_eq!(kinds, shared["data"]["keys"].as_array().unwrap().len(), "{md}");
+    assert_eq!(md.matches("**Details**").count(), 1, "{md}");
+    // Suppressing the line's diagnostic suppresses all its findings.
+    let id = ed.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": shared["range"], "context": {"diagnostics": [shared]}}),
+    );
+    let actions = ed.response(id);
+    let id = ed.request("workspace/executeCommand", actions[0]["command"].clone());
+    let (_, published) = ed.response_and(id, "textDocument/publishDiagnostics", Value::Null);
+    let after = published["diagnostics"].as_array().unwrap();
+    assert_eq!(after.len(), diags.len() - 1, "{after:#?}");
+    assert!(after.iter().all(|d| d["range"]["start"]["line"] != shared["range"]["start"]["line"]), "{after:#?}");
     ed.finish();
 }
 

@@ -214,6 +214,10 @@ pub struct Location {
     pub method: String,
     pub descriptor: String,
     pub bci: u32,
+    /// The expression the method ran at `bci`, in the source's words (`new Order(…)`, `the
+    /// string concatenation`, `String.format(…)`), where the bytecode there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expression: Option<String>,
 }
 
 impl Location {

@@ -201,12 +201,11 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     first
 }
 
-/// The field a copy chain moves into its container (`Order.sku of new Order (…)` → `sku`).
+/// The field a copy chain moves into its container (`Order.sku` → `sku`).
 fn copied_field(f: &Finding) -> Option<String> {
     let node = f.evidence.get("field")?.as_str()?;
-    let field = node.split(" of ").next()?;
-    let name = field.rsplit('.').next()?;
-    (name != node && !name.contains(' ')).then(|| name.to_string())
+    let name = node.rsplit('.').next()?;
+    (name != node && !node.contains(' ')).then(|| name.to_string())
 }
 
 fn round4(x: f64) -> f64 {
@@ -223,7 +222,7 @@ fn advice(f: &Finding) -> String {
             let fields = f.evidence.contains_key("fields_copied");
             if fields || path.contains("HashMap") {
                 text("Copy the fields directly into their destination instead of through an intermediate map or array.")
-            } else if path.contains("elements of") {
+            } else if path.contains(" elements (") {
                 text("Share the collection (or copy it once, outside the loop) instead of copying its elements on every call.")
             } else {
                 text("Pass the original object along instead of copying its fields from structure to structure.")
@@ -252,6 +251,9 @@ fn advice(f: &Finding) -> String {
                 text("Stop keeping every one of these objects: they accumulate until the end (keep a running summary, or drop them once used).")
             }
             "immortal" | "long" => text("These objects stay alive for most of the run: keep only what later code reads."),
+            "mixed" if flag(f, "made_by_library") == Some(true) => {
+                text("Keep these results only as long as each caller needs them: some callers hold them far longer than others.")
+            }
             "mixed" => text("Split the factory by caller: its objects live short for some callers and long for others."),
             "short" => text("Reuse one object, or do without it: these temporaries die within the iteration that made them."),
             _ => text("Shorten these objects' lives (drop references sooner) or reuse them: they outlive a young collection only to die soon after."),

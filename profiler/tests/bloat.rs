@@ -203,7 +203,7 @@ fn rolp_mixed_contexts() -> Result<(), Failed> {
     assert!(
         contexts
             .iter()
-            .any(|c| c.starts_with("context: short (20000 objects) via Main.java:27 → Main.java:16 → Main.java:15")),
+            .any(|c| c.starts_with("context: short (20,000 objects) via Main.java:27 → Main.java:16 → Main.java:15")),
         "{contexts:?}"
     );
     let leak = find(&report, "lifetime", |f| f.evidence["class"] == "immortal")?;
@@ -228,11 +228,11 @@ fn figure_11_costs() -> Result<(), Failed> {
     let all = Settings { low_utility_min_cost: 1, low_utility_rate: 0.0, ..Settings::default() };
     let report = profile_fixture_with("computed_field_read_once", all)?;
     let a = find(&report, "low-utility", |f| f.evidence["type"] == "Main$A")?;
-    assert_eq!(field_figures(a, "Main$A.t")?, (7006.0, 2.0));
+    assert_eq!(field_figures(a, "A.t")?, (7006.0, 2.0));
     let elements = find(&report, "low-utility", |f| f.evidence["type"] == "int[]" && f.location.line == Some(8))?;
-    assert_eq!(field_figures(elements, "int[]")?, (2.0, 0.0));
+    assert_eq!(field_figures(elements, "int[] elements")?, (2.0, 0.0));
     let list = find(&report, "low-utility", |f| f.evidence["type"] == "Main$IntList")?;
-    let own: f64 = ["Main$IntList.count", "Main$IntList.elems"]
+    let own: f64 = ["IntList.count", "IntList.elems"]
         .iter()
         .map(|n| field_figures(list, n).map(|(c, _)| c))
         .sum::<Result<f64, Failed>>()?;

@@ -347,10 +347,11 @@ impl BottleneckTracker {
             Metric::Copies => "heap copies",
         };
         let message = format!(
-            "bottleneck: {} costs {:.0}% of the run's {what} ({} of {total}){}",
+            "the calls {} take {:.0}% of the run's {what} ({} of {}){}",
             shorten_path(&calls),
             share * 100.0,
-            f.cum,
+            super::words::count(f.cum.max(0) as u64),
+            super::words::count(total.max(0) as u64),
             if f.overlap > 0 {
                 format!("; {:.0}% of it shared with other bottlenecks", f.overlap as f64 * 100.0 / f.cum as f64)
             } else {
@@ -400,14 +401,13 @@ fn suggestion(
     }
 }
 
-/// `java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object;` → `HashMap.get`.
+/// `java.util.HashMap.get(Ljava/lang/Object;)Ljava/lang/Object;` → `HashMap.get`, in the
+/// source's words (`Main$Order.total` → `Order.total`, a lambda's method → `lambda`).
 pub fn short_name(label: &str) -> String {
     let head = label.split('(').next().unwrap_or(label);
-    let mut parts = head.rsplit('.');
-    let method = parts.next().unwrap_or(head);
-    match parts.next() {
-        Some(class) => format!("{class}.{method}"),
-        None => method.to_string(),
+    match head.rsplit_once('.') {
+        Some((class, method)) => super::words::short_method(class, method),
+        None => head.to_string(),
     }
 }
 

@@ -20,6 +20,7 @@
 
 use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
+use super::words;
 use crate::report::{Finding, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
@@ -393,34 +394,74 @@ impl Analysis<'_> {
         locator.get(site)
     }
 
-    /// Producer `p`'s name: `new int[] (Main.java:12)`.
+    /// Producer `p`'s name in the source's words: `new int[…] (line 12)`, `String objects made by
+    /// String.substring(…) (line 30)`.
     fn producer_name(&self, locator: &mut Locator, p: u32) -> String {
         if p == UNTRACKED {
-            return "objects the VM made".into();
+            return "objects the JVM made".into();
         }
         let prod = &self.t.objects.producers[p as usize];
-        let at = self.location(locator, prod.user.unwrap_or(prod.site)).short();
-        let ctx = match prod.owner_site {
-            Some(o) => format!(" owned by an object from {}", self.location(locator, o).short()),
-            None => String::new(),
-        };
-        format!("new {} ({at}){ctx}", type_name(self.classes, prod.class))
+        let at = self.location(locator, prod.user.unwrap_or(prod.site));
+        let made_in = (prod.user != Some(prod.site)).then(|| self.location(locator, prod.site));
+        let what = words::allocation_subject(&at, &type_name(self.classes, prod.class), made_in.as_ref());
+        format!("{what} ({})", line_of(&at, prod.user.is_some()))
     }
 
-    /// Node `n`'s name: `Cell.value of new Cell (Main.java:4)`, `elements of new int[] (…)`.
+    /// Node `n`'s name in the source's words: `Cell.value (line 4)`, `int[] elements (line 9)`,
+    /// `String contents (line 12)`, `ArrayList elements (line 20)`.
     fn node_name(&self, locator: &mut Locator, n: u32) -> String {
+        let Some(prod) = self.t.objects.producers.get(self.owner(n) as usize) else {
+            return match self.t.nodes[n as usize] {
+                Node::Consumer => "a computation or native".into(),
+                Node::Static { slot } => static_field_name(self.classes, slot),
+                _ => "objects the JVM made".into(),
+            };
+        };
+        let at = self.location(locator, prod.user.unwrap_or(prod.site));
+        let line = line_of(&at, prod.user.is_some());
         match self.t.nodes[n as usize] {
-            Node::Consumer => "a computation or native".into(),
+            Node::Field { slot: ELEMENT, .. } => {
+                let made_in = (prod.user != Some(prod.site)).then(|| self.location(locator, prod.site));
+                let ty = words::object_type(&at, &type_name(self.classes, prod.class), made_in.as_ref());
+                // An array is named by the object that owns it (1-object sensitivity): a library's
+                // array inside the user's structure is that structure's elements.
+                let owner = prod.owner_site.and_then(|o| self.t.objects.producers.iter().find(|q| q.site == o));
+                let holder = owner.map(|q| {
+                    let ty = words::source_type(&type_name(self.classes, q.class));
+                    (ty, line_of(&self.location(locator, q.user.unwrap_or(q.site)), q.user.is_some()))
+                });
+                match (ty.as_str(), holder) {
+                    ("String", _) => format!("String contents ({line})"),
+                    (_, Some((h, _))) if made_in.is_some() => format!("{h} elements ({line})"),
+                    (_, Some((h, from))) => format!("{ty} elements ({line}) of the {h} from {from}"),
+                    _ => format!("{ty} elements ({line})"),
+                }
+            }
+            Node::Field { .. } => format!("{} ({line})", self.field_name(n)),
             Node::Producer(p) => self.producer_name(locator, p),
-            Node::Field { producer, slot: ELEMENT } => format!("elements of {}", self.producer_name(locator, producer)),
-            Node::Field { producer, slot } => {
-                let field = match self.t.objects.producers.get(producer as usize) {
+            Node::Consumer | Node::Static { .. } => unreachable!("owner() is only a producer for fields and producers"),
+        }
+    }
+
+    /// A field node's field as the source names it (`Order.sku`); other nodes by their kind.
+    fn field_name(&self, n: u32) -> String {
+        match self.t.nodes[n as usize] {
+            Node::Field { producer, slot } if slot != ELEMENT => {
+                match self.t.objects.producers.get(producer as usize) {
                     Some(prod) => instance_field_name(self.classes, prod.class, slot),
                     None => format!("field #{slot}"),
-                };
-                format!("{field} of {}", self.producer_name(locator, producer))
+                }
             }
+            Node::Field { .. } => "elements".into(),
             Node::Static { slot } => static_field_name(self.classes, slot),
+            Node::Consumer | Node::Producer(_) => String::new(),
+        }
+    }
+
+    fn owner(&self, n: u32) -> u32 {
+        match self.t.nodes[n as usize] {
+            Node::Field { producer, .. } | Node::Producer(producer) => producer,
+            _ => UNTRACKED,
         }
     }
 
@@ -544,7 +585,7 @@ impl Analysis<'_> {
         // (the fields of one record put into one map), whatever line each field is on.
         let merge_key = format!("{}.{}{}|{}", location.class, location.method, location.descriptor, into.is_some());
         // The field whose value goes into the container (`email` of `Customer.email → …`).
-        let field = self.node_name(locator, into.unwrap_or(first).src);
+        let field = self.field_name(into.unwrap_or(first).src);
         let hops = edges.len();
         // Where the value came from, and whether anything ever computed with it.
         let producer = t
@@ -560,14 +601,11 @@ impl Analysis<'_> {
             path.push(self.node_name(locator, e.dst));
         }
         let message = format!(
-            "copy chain of {hops} hop{}: {} value{} of {} byte{} copied {}{}",
-            if hops == 1 { "" } else { "s" },
-            c.freq,
-            if c.freq == 1 { "" } else { "s" },
-            c.bytes,
-            if c.bytes == 1 { "" } else { "s" },
+            "{} copied {} without computation: {}{}",
+            words::plural(c.freq, "value", "values"),
+            words::plural(hops as u64, "time", "times"),
             path.join(" → "),
-            if consumed { "" } else { "; the copied data is never used by a computation" }
+            if consumed { "" } else { "; the copies are never used by a computation" }
         );
         let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
         let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
@@ -592,7 +630,7 @@ impl Analysis<'_> {
             f = f.related(store, format!("hop {} of {hops}: stored to {}", i + 1, path[i + 1]));
             if let Some(u) = w.user.filter(|u| *u != w.store) {
                 let user = self.location(locator, u);
-                f = f.related(user, format!("hop {} of {hops}: reached from here", i + 1));
+                f = f.related(user, format!("hop {} of {hops}: the call that made it", i + 1));
             }
         }
         f
@@ -683,7 +721,8 @@ impl Analysis<'_> {
                     "clone",
                     v as f64,
                     format!(
-                        "{v} bytes copied from the object graph of {nx} into that of {ny}: a clone built copy by copy"
+                        "{} bytes copied from the objects of {nx} into those of {ny}: a clone built copy by copy",
+                        words::count(v)
                     ),
                     location,
                 )
@@ -728,13 +767,27 @@ impl Analysis<'_> {
     }
 }
 
+/// `line 12` in the user's code, `Integer.java:415` in a library's, or the method where a
+/// location has no line.
+fn line_of(at: &Location, user: bool) -> String {
+    match (at.line, user) {
+        (Some(l), true) => format!("line {l}"),
+        (Some(_), false) => at.short(),
+        (None, _) => words::short_method(&at.class, &at.method),
+    }
+}
+
 /// `Cell.value`: the instance field of `class` (or a superclass) in `slot`.
 pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> String {
     let mut c = Some(class);
     while let Some(id) = c {
         let k = &classes[id as usize];
         if let Some(f) = k.fields.iter().find(|f| !f.is_static() && f.slot == slot) {
-            return format!("{}.{}", simple_name(&k.name), f.name);
+            let owner = super::words::source_type(&k.name);
+            return match owner.as_str() {
+                "lambda" => "a value the lambda captured".into(),
+                _ => format!("{owner}.{}", f.name),
+            };
         }
         c = k.super_class;
     }
@@ -745,12 +798,8 @@ pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> Stri
 pub fn static_field_name(classes: &[Class], slot: u32) -> String {
     for k in classes {
         if let Some(f) = k.fields.iter().find(|f| f.is_static() && f.slot == slot) {
-            return format!("static {}.{}", simple_name(&k.name), f.name);
+            return format!("static {}.{}", super::words::source_type(&k.name), f.name);
         }
     }
     format!("static #{slot}")
-}
-
-fn simple_name(internal: &str) -> &str {
-    internal.rsplit('/').next().unwrap_or(internal)
 }

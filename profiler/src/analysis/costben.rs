@@ -32,6 +32,7 @@
 use super::copy::{instance_field_name, static_field_name};
 use super::objects::{type_name, Locator};
 use super::shadow::{ShadowHeap, ShadowStack};
+use super::words;
 use crate::report::{CostSummary, Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
@@ -698,7 +699,7 @@ impl CostBenefitTracker {
         match (key.object, key.field) {
             (0, slot) => static_field_name(classes, slot),
             (o, ELEMENTS) => match self.allocs.get(&o) {
-                Some(a) => format!("{}[]", type_name(classes, a.class).trim_end_matches("[]")),
+                Some(a) => format!("{} elements", words::source_type(&type_name(classes, a.class))),
                 None => "[]".into(),
             },
             (o, slot) => match self.allocs.get(&o) {
@@ -756,15 +757,21 @@ impl CostBenefitTracker {
             let costliest = by_name
                 .iter()
                 .take(3)
-                .map(|(n, c, b)| format!("{} (cost {c:.0}, benefit {b:.0})", n.rsplit('.').next().unwrap_or(n)))
+                .map(|(n, c, b)| format!("{n} (costs {}, used {})", words::count(*c as u64), words::count(*b as u64)))
                 .collect::<Vec<_>>()
                 .join(", ");
+            let at = loc(user);
+            let made_in = (site != user).then(|| loc(site));
+            let what = words::allocation_subject(&at, &type_name, made_in.as_ref());
             let message = format!(
-                "new {type_name}: building it costs {n_rac:.0} instructions for {n_rab:.0} of use ({rate:.0}× more cost than benefit){}; compute less, store less, or drop the structure",
-                if costliest.is_empty() { String::new() } else { format!(": {costliest}") }
+                "{what}: building it costs {} instructions, for {} of use ({rate:.0}× more cost than benefit){}",
+                words::count(n_rac as u64),
+                words::count(n_rab as u64),
+                if costliest.is_empty() { String::new() } else { format!("; costliest: {costliest}") }
             );
-            let mut f = Finding::new("low-utility", rate, message, loc(user))
+            let mut f = Finding::new("low-utility", rate, message, at)
                 .evidence("type", type_name)
+                .evidence("made_by_library", site != user)
                 .evidence("instances", instances)
                 .evidence("n_rac", n_rac.round())
                 .evidence("n_rab", n_rab.round())
@@ -780,7 +787,7 @@ impl CostBenefitTracker {
                 );
             let at = loc(site);
             if site != user && at.file.is_some() {
-                f = f.related(at.clone(), format!("allocated inside the JDK, in {}.{}", at.class, at.method));
+                f = f.related(at.clone(), format!("allocated inside {}", words::short_method(&at.class, &at.method)));
             }
             // Where the costliest field is written.
             if let Some((k, _, _)) = self

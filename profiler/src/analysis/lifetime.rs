@@ -17,6 +17,7 @@
 
 use super::cct::Cct;
 use super::objects::{type_name, Locator};
+use super::words;
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
@@ -251,12 +252,19 @@ impl LifetimeTracker {
                 // Born all through the run, not only at start-up.
                 last > first && (last - first) * 2 > self.now.saturating_sub(first)
             };
+            let at = loc(user);
+            let made_in = (site != user).then(|| loc(site));
+            let what = words::allocation_subject(&at, &type_name, made_in.as_ref());
+            let (all, end) = (words::count(instances), words::count(by_class[3]));
             let message = match name {
-                "mixed" => format!("new {type_name}: objects from this site live for different spans depending on the caller ({} calling contexts differ); split the factory by caller (pretenure the long-lived path)", significant.len()),
-                "immortal" if growing => format!("new {type_name}: {} of {instances} objects live to the end and their number keeps growing: a possible leak", by_class[3]),
-                "immortal" => format!("new {type_name}: {} of {instances} objects live to the end of the run: allocate them once (or pretenure)", by_class[3]),
-                "long" => format!("new {type_name}: most of {instances} objects survive more than {TENURING} young collections before dying: pretenure them"),
-                _ => format!("new {type_name}: most of {instances} objects survive a young collection and die soon after (middle-aged objects are the costliest for a generational collector): shorten their lives or reuse them"),
+                "mixed" => format!(
+                    "{what}: these objects live for different spans depending on the caller ({} calling contexts differ)",
+                    significant.len()
+                ),
+                "immortal" if growing => format!("{what}: {end} of {all} objects live to the end and their number keeps growing: a possible leak"),
+                "immortal" => format!("{what}: {end} of {all} objects live to the end of the run"),
+                "long" => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying"),
+                _ => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector)"),
             };
             let hist: Vec<serde_json::Value> = histogram
                 .iter()
@@ -264,8 +272,9 @@ impl LifetimeTracker {
                 .filter(|(_, &n)| n > 0)
                 .map(|(b, &n)| serde_json::json!({"from_bytes": 1u64 << b, "objects": n}))
                 .collect();
-            let mut f = Finding::new("lifetime", bytes as f64, message, loc(user))
+            let mut f = Finding::new("lifetime", bytes as f64, message, at)
                 .evidence("class", name)
+                .evidence("made_by_library", site != user)
                 .evidence("type", type_name)
                 .evidence("instances", instances)
                 .evidence("bytes", bytes)
@@ -282,14 +291,20 @@ impl LifetimeTracker {
                 .evidence("heap_at_end", heap_at_end);
             let jdk = loc(site);
             if site != user && jdk.file.is_some() {
-                f = f.related(jdk.clone(), format!("allocated inside the JDK, in {}.{}", jdk.class, jdk.method));
+                f = f
+                    .related(jdk.clone(), format!("allocated inside {}", words::short_method(&jdk.class, &jdk.method)));
             }
             if mixed {
                 for &(i, c) in &significant {
                     let r = &self.records[i];
                     let path: Vec<String> = self.cct.path(r.node).into_iter().map(|s| loc(s).short()).collect();
                     let at = self.cct.path(r.node).into_iter().rev().find(|s| loc(*s).file.is_some()).map(&mut loc);
-                    let role = format!("context: {} ({} objects) via {}", CLASSES[c], r.instances, path.join(" → "));
+                    let role = format!(
+                        "context: {} ({} objects) via {}",
+                        CLASSES[c],
+                        words::count(r.instances),
+                        path.join(" → ")
+                    );
                     if let Some(at) = at {
                         f = f.related(at, role);
                     }

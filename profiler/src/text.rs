@@ -126,7 +126,8 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     if !report.copy_profile.is_empty() {
         let _ = writeln!(out, "\ncopies by method (flat / cumulative):");
         for m in report.copy_profile.iter().take(5) {
-            let _ = writeln!(out, "  {:>10} {:>10}  {}.{}", m.flat, m.cumulative, m.class, m.method);
+            let name = crate::analysis::words::source_method(&m.class, &m.method, &m.descriptor);
+            let _ = writeln!(out, "  {:>10} {:>10}  {name}", m.flat, m.cumulative);
         }
     }
     out

@@ -258,6 +258,9 @@ fn advice(f: &Finding) -> String {
             "short" => text("Reuse one object, or do without it: these temporaries die within the iteration that made them."),
             _ => text("Shorten these objects' lives (drop references sooner) or reuse them: they outlive a young collection only to die soon after."),
         },
+        "bottleneck" if builds_a_string(f) => text(
+            "Build this string only when it is used (inside the branch that needs it, or lazily with a Supplier): most of this path's cost is formatting it.",
+        ),
         "bottleneck" => f
             .evidence
             .get("suggestion")
@@ -275,6 +278,15 @@ fn advice(f: &Finding) -> String {
             .unwrap_or_else(|| text("Call this path less often: cache or hoist its result.")),
         _ => String::new(),
     }
+}
+
+/// A call path whose user line builds a string (a concatenation, `String.valueOf`, `format`)
+/// and whose cost is in the string building below it.
+fn builds_a_string(f: &Finding) -> bool {
+    let e = f.location.expression.as_deref().unwrap_or("");
+    let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
+    let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
+    builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
 }
 
 fn is_boxed(ty: &str) -> bool {

@@ -213,3 +213,91 @@ fn all_five_analyses_report_by_default() {
     assert!(cb["nodes"].as_u64().unwrap() > 0 && cb["ipd"].as_f64().unwrap() < 1.0, "{cb}");
     assert!(kinds(&r).contains(&"bottleneck".to_string()));
 }
+
+/// `--format dot`: a copy chain's part of the copy graph in the source's words, a whole graph
+/// summarised, and errors for a finding that is not there; Graphviz (installed by
+/// `scripts/install-tools.sh`) must draw what is written.
+#[test]
+fn dot_draws_a_findings_graph_and_whole_graphs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat/corpus/customer_dto_mapping/Main.java");
+    let src = src.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let chain = dir.path().join("chain.dot");
+    let o = bloatlens(&["profile", "--format", "dot", "--output", chain.to_str().unwrap(), src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dot = std::fs::read_to_string(&chain).unwrap();
+    assert!(dot.starts_with("digraph {"), "{dot}");
+    // The report's first finding is the DTO's copy chain: its hops are nodes in the source's
+    // words, every merged field's chain drawn, edges labelled with their copies.
+    assert!(dot.contains("label = \"copy chain — 6 fields copied here"), "{dot}");
+    for node in ["CustomerEntity.country (line 57)", "HashMap.Node.value (line 68)", "CustomerDto.email (line 74)"] {
+        assert!(dot.contains(&format!("label = \"{node}")), "{node} in {dot}");
+    }
+    assert!(dot.contains("1,500 copies"), "{dot}");
+    assert!(!dot.contains('$') && !dot.contains("java.lang."), "{dot}");
+    let calls = dir.path().join("calls.dot");
+    let o = bloatlens(&["profile", "--format", "dot", "--graph", "calls", "--output", calls.to_str().unwrap(), src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tree = std::fs::read_to_string(&calls).unwrap();
+    assert!(tree.contains("Main.toRow") && tree.contains("instructions ("), "{tree}");
+    let o = bloatlens(&["profile", "--format", "dot", "--finding", "99", src]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("there is no finding 99"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = bloatlens(&["profile", "--format", "dot", "--graph", "heap", src]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("unknown graph `heap`"));
+    // Graphviz reads both.
+    match Command::new("dot").arg("-V").output() {
+        Ok(_) => {
+            for file in [&chain, &calls] {
+                let svg = Command::new("dot").arg("-Tsvg").arg(file).output().unwrap();
+                assert!(svg.status.success(), "dot: {}", String::from_utf8_lossy(&svg.stderr));
+                assert!(String::from_utf8_lossy(&svg.stdout).contains("<svg"));
+            }
+        }
+        Err(_) => assert!(
+            std::env::var_os("CI").is_none(),
+            "Graphviz's dot is missing (scripts/install-tools.sh installs it)"
+        ),
+    }
+}
+
+/// A copy cycle (values rotated through one array, round and round) is found as a strongly
+/// connected component of the copy graph and said in the chain's message.
+#[test]
+fn a_copy_cycle_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Rotate.java",
+        r#"
+public class Rotate {
+    static final class Ring { final Integer[] slots = new Integer[64]; }
+    public static void main(String[] args) {
+        Ring r = new Ring();
+        for (int i = 0; i < r.slots.length; i++) r.slots[i] = i;
+        for (int turn = 0; turn < 200; turn++) {
+            Integer first = r.slots[0];
+            for (int i = 0; i + 1 < r.slots.length; i++) r.slots[i] = r.slots[i + 1];
+            r.slots[r.slots.length - 1] = first;
+        }
+        System.out.println(r.slots[0]);
+    }
+}
+"#,
+    );
+    let out = dir.path().join("report.json");
+    let o = profile_json(&out, &[], &[&src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = json_report(&out);
+    let chain = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "copy-chain" && f["evidence"]["in_cycle"] == true)
+        .unwrap_or_else(|| panic!("a chain in a cycle: {:#}", r["findings"]));
+    assert!(chain["message"].as_str().unwrap().contains("go round in a cycle"), "{chain}");
+}

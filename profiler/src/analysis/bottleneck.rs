@@ -167,6 +167,14 @@ impl Tracker for BottleneckTracker {
     }
 }
 
+impl BottleneckTracker {
+    /// The calling-context tree the report carries, as a graph (contexts under 1% of the run out).
+    pub fn call_graph(&self) -> crate::graphs::Graph {
+        let user = |l: u32| self.user_label.get(l as usize).copied().unwrap_or(false);
+        crate::graphs::call_graph(&self.tree, &user, 0.01)
+    }
+}
+
 /// `com.acme.Main.run(I)V`: a method's label in the tree (stable across runs, for comparisons).
 fn label(methods: &[Method], classes: &[Class], m: MethodId) -> String {
     let method = &methods[m as usize];
@@ -175,7 +183,15 @@ fn label(methods: &[Method], classes: &[Class], m: MethodId) -> String {
 
 fn is_glue(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
     let method = &methods[m as usize];
-    method.access & access::BRIDGE != 0 || classes[method.class as usize].hidden
+    method.access & access::BRIDGE != 0 || classes[method.class as usize].hidden || is_generated(method)
+}
+
+/// A member javac generates with no source of its own (a record's `toString`, `equals`,
+/// `hashCode`: one `invokedynamic` to `ObjectMethods`): its line is the record's header, so the
+/// line a developer changes is its caller's.
+fn is_generated(method: &Method) -> bool {
+    matches!(&*method.name, "toString" | "equals" | "hashCode")
+        && method.raw.as_ref().is_some_and(|c| c.bytecode.len() <= 8 && c.bytecode.contains(&0xba))
 }
 
 impl BottleneckTracker {
@@ -302,13 +318,15 @@ impl BottleneckTracker {
     ) -> Option<Finding> {
         let end = profile.heaviest_final(&f.summary)?;
         // The tree path from the outermost frame to the sequence's end, as CCT nodes.
-        let mut path = Vec::new();
+        let (mut path, mut tree_path) = (Vec::new(), Vec::new());
         let mut n = end;
         while n != 0 {
             path.push(self.cct_of[n as usize]);
+            tree_path.push(n);
             n = self.tree.nodes[n as usize].parent;
         }
         path.reverse();
+        tree_path.reverse();
         let first = path.len() - f.summary.calls.len();
         let node = |c: u32| self.cct.nodes[c as usize];
         // Where a context was called from, seen through folded glue (a lambda proxy calls the
@@ -368,7 +386,8 @@ impl BottleneckTracker {
             .evidence("overlap", f.overlap)
             .evidence("covered_by_all", round3(covered as f64 / total as f64))
             .evidence("calls", f.summary.calls.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
-            .evidence("suggestion", suggestion(f, methods, classes, &path[first..], |c| node(c).method));
+            .evidence("suggestion", suggestion(f, methods, classes, &path[first..], |c| node(c).method))
+            .evidence("graph_nodes", tree_path[first..].to_vec());
         for (i, &c) in path[first..].iter().enumerate() {
             let site = call_site(c);
             if node(c).parent == ROOT {

@@ -21,10 +21,13 @@
 use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
 use super::words;
+use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const NONE: u32 = 0;
@@ -99,6 +102,9 @@ pub struct CopyTracker {
     /// Filled by `finish`.
     pub findings: Vec<Finding>,
     pub profile: Vec<MethodCopies>,
+    /// Build [`CopyTracker::graph`] when the run ends (for `--format dot`).
+    pub keep_graph: bool,
+    pub graph: Option<Graph>,
 }
 
 impl CopyTracker {
@@ -123,6 +129,8 @@ impl CopyTracker {
             total_copies: 0,
             findings: Vec::new(),
             profile: Vec::new(),
+            keep_graph: false,
+            graph: None,
         };
         // Node ids 0 (no origin) and 1 (the consumer) are fixed.
         t.nodes.push(Node::Consumer);
@@ -353,8 +361,10 @@ impl Tracker for CopyTracker {
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         let report = Analysis { t: self, methods, classes };
         let (findings, profile) = report.build();
+        let graph = self.keep_graph.then(|| report.named_graph(&mut Locator::default()));
         self.findings = findings;
         self.profile = profile;
+        self.graph = graph;
     }
 }
 
@@ -466,13 +476,15 @@ impl Analysis<'_> {
     }
 
     /// Whether node `n` holds the program's data rather than a library's bookkeeping: a field of a
-    /// user class, a static, an element of an array (but not of a library's own node table), or
+    /// user class, an element of an array (but not of a library's own node table), or
     /// the key or value a library container holds (`HashMap.Node.value`, `Long.value`).
     fn is_data(&self, n: u32) -> bool {
         let class_of = |p: u32| self.t.objects.producers.get(p as usize).map(|prod| &self.classes[prod.class as usize]);
         match self.t.nodes[n as usize] {
             Node::Consumer | Node::Producer(_) => false,
-            Node::Static { .. } => true,
+            // A static holds what it refers to, not data of its own: a chain from one into a
+            // library's bookkeeping (an iterator's outer list) moves no data.
+            Node::Static { .. } => false,
             Node::Field { producer, slot: ELEMENT } => class_of(producer).is_some_and(|c| {
                 let elem = c.name.trim_start_matches('[');
                 let library = ["Ljava/", "Ljdk/", "Lsun/"].iter().any(|p| elem.starts_with(p));
@@ -502,23 +514,40 @@ impl Analysis<'_> {
         }
     }
 
+    /// The hot part of the copy graph: heap-to-heap edges copied at least `min_copies` times, as a
+    /// petgraph graph (node weights: copy-graph nodes; edge weights: edge indices).
+    fn hot_graph(&self) -> DiGraph<u32, u32> {
+        let t = self.t;
+        let mut g = DiGraph::new();
+        let mut index: FxHashMap<u32, NodeIndex> = FxHashMap::default();
+        for (i, e) in t.edges.iter().enumerate() {
+            if t.is_heap(e.src) && t.is_heap(e.dst) && e.freq >= self.settings().min_copies {
+                let a = *index.entry(e.src).or_insert_with(|| g.add_node(e.src));
+                let b = *index.entry(e.dst).or_insert_with(|| g.add_node(e.dst));
+                g.add_edge(a, b, i as u32);
+            }
+        }
+        g
+    }
+
     fn chains(&self, locator: &mut Locator) -> Vec<Finding> {
         let t = self.t;
         let s = &self.settings();
-        // Heap-to-heap edges worth following, by source node.
-        let mut out: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-        for (i, e) in t.edges.iter().enumerate() {
-            if t.is_heap(e.src) && t.is_heap(e.dst) && e.freq >= s.min_copies {
-                out.entry(e.src).or_default().push(i as u32);
+        let g = self.hot_graph();
+        // Copy cycles: values that go round through the same fields (a strongly connected
+        // component of more than one node, or a node copying into itself).
+        let mut cycle_of: FxHashMap<u32, usize> = FxHashMap::default();
+        for (k, scc) in petgraph::algo::tarjan_scc(&g).into_iter().enumerate() {
+            if scc.len() > 1 || g.contains_edge(scc[0], scc[0]) {
+                cycle_of.extend(scc.iter().map(|&n| (g[n], k)));
             }
         }
+        // Every path of up to `max_chain_hops` edges, from every edge (within a search budget).
         let mut chains = Vec::new();
         let mut budget = 200_000usize;
-        for edges in out.values() {
-            for &e in edges {
-                let mut path = vec![e];
-                self.extend(&out, &mut path, &mut chains, &mut budget);
-            }
+        for e in g.edge_references() {
+            let mut path = vec![*e.weight()];
+            self.extend(&g, e.target(), &mut path, &mut chains, &mut budget);
         }
         chains.sort_by(|a: &Chain, b: &Chain| b.waste().cmp(&a.waste()).then(b.edges.len().cmp(&a.edges.len())));
         // Keep a chain only if no chosen chain already contains it.
@@ -537,10 +566,58 @@ impl Analysis<'_> {
                 chosen.push(c);
             }
         }
-        chosen.iter().map(|c| self.chain_finding(locator, c)).collect()
+        chosen
+            .iter()
+            .map(|c| {
+                let in_cycle = c.edges.iter().any(|&e| {
+                    let e = &t.edges[e as usize];
+                    cycle_of.get(&e.src).is_some_and(|k| cycle_of.get(&e.dst) == Some(k))
+                });
+                self.chain_finding(locator, c, in_cycle)
+            })
+            .collect()
     }
 
-    fn extend(&self, out: &FxHashMap<u32, Vec<u32>>, path: &mut Vec<u32>, chains: &mut Vec<Chain>, budget: &mut usize) {
+    /// The copy graph as it stands at the end, for a developer to look at: the hot edges (heap
+    /// to heap, and from there to a computation) between nodes named in the source's words.
+    fn named_graph(&self, locator: &mut Locator) -> Graph {
+        let t = self.t;
+        let hot = |e: &Edge| e.freq >= self.settings().min_copies && (t.is_heap(e.src) || t.is_heap(e.dst));
+        let mut g = Graph::new();
+        let mut index: FxHashMap<u32, NodeIndex> = FxHashMap::default();
+        for e in t.edges.iter().filter(|e| hot(e)) {
+            let [a, b] = [e.src, e.dst].map(|n| {
+                *index.entry(n).or_insert_with(|| {
+                    let user = match t.nodes[n as usize] {
+                        Node::Producer(p) | Node::Field { producer: p, .. } => {
+                            t.objects.producers.get(p as usize).is_some_and(|q| q.user == Some(q.site))
+                        }
+                        Node::Static { .. } => true,
+                        Node::Consumer => false,
+                    };
+                    let figures = match t.consumed.get(n as usize) {
+                        Some(&c) if c > 0 => format!("{} values used by a computation", words::count(c)),
+                        _ => String::new(),
+                    };
+                    g.add_node(GraphNode { name: self.node_name(locator, n), figures, user, id: Some(n as u64) })
+                })
+            });
+            let label = format!("{} copies", words::count(e.freq));
+            g.add_edge(a, b, GraphEdge { label, weight: e.freq });
+        }
+        g
+    }
+
+    /// Grows `path` (edge indices, ending at node `at` of `g`) by one hot edge at a time, up to
+    /// `max_chain_hops`, recording every prefix as a chain.
+    fn extend(
+        &self,
+        g: &DiGraph<u32, u32>,
+        at: NodeIndex,
+        path: &mut Vec<u32>,
+        chains: &mut Vec<Chain>,
+        budget: &mut usize,
+    ) {
         if *budget == 0 {
             return;
         }
@@ -551,14 +628,11 @@ impl Analysis<'_> {
         if path.len() >= self.settings().max_chain_hops {
             return;
         }
-        let last = edges[*path.last().expect("a path has an edge") as usize].dst;
-        if let Some(next) = out.get(&last) {
-            for &e in next {
-                if !path.contains(&e) {
-                    path.push(e);
-                    self.extend(out, path, chains, budget);
-                    path.pop();
-                }
+        for e in g.edges(at) {
+            if !path.contains(e.weight()) {
+                path.push(*e.weight());
+                self.extend(g, e.target(), path, chains, budget);
+                path.pop();
             }
         }
     }
@@ -572,7 +646,7 @@ impl Analysis<'_> {
         e.ways.iter().filter(|w| w.user.is_some()).max_by_key(|w| w.count)
     }
 
-    fn chain_finding(&self, locator: &mut Locator, c: &Chain) -> Finding {
+    fn chain_finding(&self, locator: &mut Locator, c: &Chain, in_cycle: bool) -> Finding {
         let t = self.t;
         let edges: Vec<&Edge> = c.edges.iter().map(|&e| &t.edges[e as usize]).collect();
         let first = edges[0];
@@ -606,7 +680,7 @@ impl Analysis<'_> {
             words::plural(hops as u64, "time", "times"),
             path.join(" → "),
             if consumed { "" } else { "; the copies are never used by a computation" }
-        );
+        ) + if in_cycle { "; the values go round in a cycle of copies" } else { "" };
         let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
         let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
             .evidence("user_data", user_data)
@@ -618,6 +692,11 @@ impl Analysis<'_> {
             .evidence("volume", c.volume())
             .evidence("waste_factor", c.waste())
             .evidence("consumed", consumed)
+            .evidence("in_cycle", in_cycle)
+            .evidence(
+                "graph_nodes",
+                std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).collect::<Vec<u32>>(),
+            )
             .evidence("path", path.clone());
         if let Some(p) = producer {
             f = f.evidence("producer", p);

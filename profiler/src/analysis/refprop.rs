@@ -18,10 +18,12 @@
 
 use super::objects::{type_name, Locator, ObjectTags};
 use super::words;
+use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Site, Tracker, Value};
+use petgraph::graph::NodeIndex;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const HEAP: u8 = 1;
@@ -60,6 +62,9 @@ pub struct RefPropTracker {
     /// HEAP and USED bits of each live object, by handle.
     flags: Vec<u8>,
     pub findings: Vec<Finding>,
+    /// Build [`RefPropTracker::graph`] when the run ends (for `--format dot`).
+    pub keep_graph: bool,
+    pub graph: Option<Graph>,
 }
 
 impl RefPropTracker {
@@ -70,6 +75,8 @@ impl RefPropTracker {
             stats: Vec::new(),
             flags: Vec::new(),
             findings: Vec::new(),
+            keep_graph: false,
+            graph: None,
         }
     }
 
@@ -149,10 +156,71 @@ impl Tracker for RefPropTracker {
 
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         self.findings = self.build(methods, classes);
+        if self.keep_graph {
+            self.graph = Some(self.named_graph(methods, classes));
+        }
     }
 }
 
 impl RefPropTracker {
+    /// The reference-propagation graph as it stands at the end: each allocation site with enough
+    /// objects (in the source's words, with its figures) joined to the call/return and heap access
+    /// sites its references passed through, and the stores that put them into the heap.
+    fn named_graph(&self, methods: &[Method], classes: &[Class]) -> Graph {
+        let mut locator = Locator::default();
+        let mut loc = |site: Site| -> Location {
+            locator.resolve(methods, classes, site);
+            locator.get(site)
+        };
+        let mut g = Graph::new();
+        let mut sites: FxHashMap<Site, NodeIndex> = FxHashMap::default();
+        for (p, prod) in self.objects.producers.iter().enumerate() {
+            let (st, Some(user)) = (&self.stats[p], prod.user) else { continue };
+            if prod.instances < self.settings.min_instances {
+                continue;
+            }
+            let at = loc(user);
+            let made_in = (prod.site != user).then(|| loc(prod.site));
+            let name = format!(
+                "{} ({})",
+                words::allocation_subject(&at, &type_name(classes, prod.class), made_in.as_ref()),
+                at.short()
+            );
+            let figures = format!(
+                "{} objects, {} never stored, {} used",
+                words::count(prod.instances),
+                words::count(prod.instances - st.in_heap.min(prod.instances)),
+                words::count(st.used)
+            );
+            let node = g.add_node(GraphNode { name, figures, user: prod.site == user, id: Some(p as u64) });
+            let mut join = |site: Site, label: String, weight: u64, g: &mut Graph| {
+                let s = *sites.entry(site).or_insert_with(|| {
+                    let l = loc(site);
+                    let what = l.expression.clone().unwrap_or_else(|| words::short_method(&l.class, &l.method));
+                    let user = crate::vm::tracker::is_user_method(methods, classes, site.method);
+                    g.add_node(GraphNode {
+                        name: format!("{what} ({})", l.short()),
+                        figures: String::new(),
+                        user,
+                        id: None,
+                    })
+                });
+                g.add_edge(node, s, GraphEdge { label, weight });
+            };
+            let mut calls: Vec<Site> = st.call_sites.iter().copied().collect();
+            calls.sort();
+            for site in calls {
+                join(site, "passed".into(), 1, &mut g);
+            }
+            let mut stores: Vec<(Site, u64)> = st.stores.iter().map(|(&s, &n)| (s, n)).collect();
+            stores.sort();
+            for (site, n) in stores {
+                join(site, format!("stored {}×", words::count(n)), n, &mut g);
+            }
+        }
+        g
+    }
+
     fn build(&self, methods: &[Method], classes: &[Class]) -> Vec<Finding> {
         let s = &self.settings;
         let mut locator = Locator::default();
@@ -193,7 +261,8 @@ impl RefPropTracker {
                     .evidence("heap_nodes", st.heap_sites.len())
                     .evidence("type", type_name.clone())
                     .evidence("handled_by_user", handled_by_user)
-                    .evidence("made_by_library", at_jdk.is_some());
+                    .evidence("made_by_library", at_jdk.is_some())
+                    .evidence("graph_nodes", vec![p as u64]);
                 if let Some(j) = &at_jdk {
                     f = f.related(j.clone(), format!("allocated inside {}", words::short_method(&j.class, &j.method)));
                 }

@@ -211,6 +211,10 @@ pub fn expression_at(method: &Method, class: &Class, bci: u32) -> Option<String>
                 },
                 Some(t) if &*t.name == "<init>" => format!("{}::new", source_type(&t.class)),
                 Some(t) => format!("{}::{}", source_type(&t.class), t.name),
+                // A record's generated `toString`, `equals`, `hashCode` (ObjectMethods).
+                None if matches!(&**name, "toString" | "equals" | "hashCode") => {
+                    format!("the record's generated {name}()")
+                }
                 None => format!("the {name} call site"),
             }
         }

@@ -9,9 +9,10 @@
 //! user's `javac -g`; compile errors print javac's messages and exit 2.
 
 use anyhow::{bail, Context};
+use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
-use bloatlens_profiler::profile::{compare, profile, Analyses, ProfileConfig};
-use bloatlens_profiler::report::Settings;
+use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
+use bloatlens_profiler::report::{Report, Settings};
 use bloatlens_profiler::run::{run, RunConfig};
 use bloatlens_profiler::text::{render, Sources};
 use bloatlens_profiler::vm::{Limits, Outcome};
@@ -39,6 +40,8 @@ enum Command {
 enum Format {
     Text,
     Json,
+    /// Graphviz DOT of a finding's part of its graph (`--finding`), or a whole graph (`--graph`).
+    Dot,
 }
 
 #[derive(Args)]
@@ -68,6 +71,14 @@ struct ProfileArgs {
     /// Findings shown in the text format.
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// With `--format dot`: the finding whose graph to draw, by its number in the text report
+    /// (default: the first one that has a graph).
+    #[arg(long)]
+    finding: Option<usize>,
+    /// With `--format dot`: draw this whole graph instead, summarised to its heaviest edges:
+    /// copy, reference or calls.
+    #[arg(long)]
+    graph: Option<String>,
     /// Context slots of 1-object sensitivity (0: context-insensitive).
     #[arg(long, default_value_t = Settings::default().context_slots)]
     context_slots: u32,
@@ -318,7 +329,18 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         analyses,
         settings,
     };
-    let (result, mut report) = profile(&config)?;
+    let which = match &a.graph {
+        Some(g) => {
+            Some(Which::parse(g).with_context(|| format!("unknown graph `{g}` (known: copy, reference, calls)"))?)
+        }
+        None => None,
+    };
+    let (result, mut report, graphs) = if matches!(a.format, Format::Dot) {
+        profile_with_graphs(&config)?
+    } else {
+        let (r, report) = profile(&config)?;
+        (r, report, Graphs::default())
+    };
     if let Some(previous) = &previous {
         compare(&mut report, previous).map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
     }
@@ -330,6 +352,13 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
         Format::Text => render(&report, &mut Sources::new(roots), a.top),
+        Format::Dot => match dot(&report, &graphs, a.finding, which) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("bloatlens: error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        },
     };
     match &a.output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
@@ -339,6 +368,28 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--format dot`: the whole graph asked for, the numbered finding's part of its graph, or the
+/// first finding's that has one.
+fn dot(report: &Report, graphs: &Graphs, finding: Option<usize>, which: Option<Which>) -> Result<String, String> {
+    if let Some(w) = which {
+        return graphs::whole_dot(graphs, w, graphs::SUMMARY_EDGES);
+    }
+    match finding {
+        Some(n) => {
+            let f = n
+                .checked_sub(1)
+                .and_then(|i| report.findings.get(i))
+                .ok_or_else(|| format!("there is no finding {n} (the report has {})", report.findings.len()))?;
+            graphs::finding_dot(graphs, f)
+        }
+        None => report
+            .findings
+            .iter()
+            .find_map(|f| graphs::finding_dot(graphs, f).ok())
+            .ok_or_else(|| "no finding has a graph; draw a whole one with --graph copy|reference|calls".into()),
+    }
 }
 
 /// The one class among `files` that declares `main`, else an error listing the candidates.

@@ -32,8 +32,9 @@ pub struct RunTotals {
 pub type SiteCalls = HashMap<(String, String, String, u32), u64>;
 
 /// Why a finding is hidden from the editor.
-pub const ONE_TIME: &str = "one-time work: its line ran once";
+pub const ONE_TIME: &str = "one-time work: its line ran once, or a library filled a table once";
 pub const SMALL: &str = "below the minimum share";
+pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
 
 pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
     // 1. Library mechanics out; their bytes remembered by line.
@@ -84,6 +85,14 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
             f.evidence.insert("leak".into(), true.into());
         }
     }
+    // Young temporaries are a problem where nothing keeps them (NATH on the same line: made,
+    // used, dropped); stored into a structure that lets them go, the structure's churn is.
+    let temporaries: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
+        .iter()
+        .flatten()
+        .filter(|f| family(&f.kind) == "nath")
+        .map(|f| (f.location.file.clone(), f.location.line))
+        .collect();
     let mut out: Vec<Finding> = groups
         .into_iter()
         .map(|g| {
@@ -107,8 +116,19 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
         if let Some(&n) = ran {
             f.evidence.insert("line_ran".into(), n.into());
         }
-        f.hidden = if ran.is_some_and(|&n| n <= 1) {
+        let stored_young = f.kind == "lifetime"
+            && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short")
+            && !temporaries.contains(&(f.location.file.clone(), f.location.line));
+        // Objects a library made that all live to the end, born early rather than all through
+        // the run: a cache or table it fills once (locale data behind `String.format`).
+        let library_setup = f.kind == "lifetime"
+            && f.evidence.get("class").and_then(|c| c.as_str()) == Some("immortal")
+            && flag(f, "growing") == Some(false)
+            && flag(f, "made_by_library") == Some(true);
+        f.hidden = if ran.is_some_and(|&n| n <= 1) || library_setup {
             Some(ONE_TIME.into())
+        } else if stored_young {
+            Some(STORED_YOUNG.into())
         } else if f.share < settings.min_share {
             Some(SMALL.into())
         } else {

@@ -188,6 +188,9 @@ impl Tracker for LifetimeTracker {
     }
 }
 
+/// Short-lived objects are a finding from this many times `min_instances` of them.
+const SHORT_NUMEROUS: u64 = 100;
+
 /// The class most of these objects have, if any was classified.
 fn majority(by_class: &[u64; 4]) -> Option<usize> {
     let (i, &n) = by_class.iter().enumerate().max_by_key(|(i, &n)| (n, std::cmp::Reverse(*i)))?;
@@ -195,6 +198,18 @@ fn majority(by_class: &[u64; 4]) -> Option<usize> {
 }
 
 impl LifetimeTracker {
+    /// Whether the calling context `node` runs inside a static initialiser.
+    fn in_class_init(&self, mut node: u32, methods: &[Method]) -> bool {
+        while node != super::cct::ROOT {
+            let n = self.cct.nodes[node as usize];
+            if &*methods[n.method as usize].name == "<clinit>" {
+                return true;
+            }
+            node = n.parent;
+        }
+        false
+    }
+
     fn build(&self, methods: &[Method], classes: &[Class]) -> Vec<Finding> {
         let mut locator = Locator::default();
         let mut loc = |site: Site| -> Location {
@@ -205,7 +220,12 @@ impl LifetimeTracker {
         let mut sites: FxHashMap<(Site, Site), Vec<usize>> = FxHashMap::default();
         for (i, r) in self.records.iter().enumerate() {
             if let Some(user) = r.user {
-                sites.entry((r.site, user)).or_default().push(i);
+                // Objects a class initialiser made are the process's one-time set-up (the JDK's
+                // locale tables behind a first `printf`, a program's constant tables), whichever
+                // line happened to trigger it.
+                if !self.in_class_init(r.node, methods) {
+                    sites.entry((r.site, user)).or_default().push(i);
+                }
             }
         }
         // The heap the run ends with (immortal objects, by each record's mean size), that a
@@ -241,8 +261,14 @@ impl LifetimeTracker {
                 .collect();
             let mixed = significant.iter().any(|&(_, c)| c != significant[0].1);
             let name = if mixed { "mixed" } else { CLASSES[class] };
-            // Short-lived objects are the normal case: reported only when the site is mixed.
-            if name == "short" {
+            // Short-lived objects are the normal case: reported only when they are numerous
+            // (temporaries made on every iteration, a hundred times the reporting minimum) and the
+            // user's own expression makes them (a `new`, a boxing) — a library's temporaries
+            // inside a call belong to the object or call the user made.
+            if name == "short"
+                && (instances < SHORT_NUMEROUS * self.settings.min_instances
+                    || (site != user && !loc(user).expression.is_some_and(|e| e.starts_with("boxing"))))
+            {
                 continue;
             }
             let type_name = type_name(classes, self.records[recs[0]].class);
@@ -263,6 +289,7 @@ impl LifetimeTracker {
                 ),
                 "immortal" if growing => format!("{what}: {end} of {all} objects live to the end and their number keeps growing: a possible leak"),
                 "immortal" => format!("{what}: {end} of {all} objects live to the end of the run"),
+                "short" => format!("{what}: {all} short-lived temporaries, each dead before the next young collection (made and dropped over and over)"),
                 "long" => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying"),
                 _ => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector)"),
             };

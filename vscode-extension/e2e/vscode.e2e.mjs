@@ -155,7 +155,7 @@ try {
   check(state.lenses.some((l) => l.title === "▶ Profile with Bloatlens" && l.line === lineOf("public static void main")), "a ▶ Profile lens on main");
   check(state.lenses.some((l) => l.line === chain.line && /copy/i.test(l.title ?? "")), "a lens on the chain");
   const hover = state.hovers.find((h) => h.line === chain.line);
-  check(hover && hover.text.includes("Bloatlens · copy-chain"), "a hover on the chain");
+  check(hover && hover.text.includes("Bloatlens · copy chain"), "a hover on the chain");
   check(state.status.kind === "server" && state.status.status.state === "done" && state.status.status.findings === diags.length, "the status bar counts the findings");
 
   // What is on the screen: lenses, the status bar, the Problems panel with related locations.

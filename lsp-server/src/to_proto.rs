@@ -2,7 +2,7 @@
 //! The only module that knows both the report and the protocol.
 
 use crate::state::{Mapped, Snapshot, Status};
-use bloatlens_profiler::report::Finding;
+use bloatlens_profiler::report::{kind_label, Finding};
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
@@ -62,23 +62,6 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
         related_information: (!related.is_empty()).then_some(related),
         data: Some(serde_json::json!({ "key": lead.key, "keys": keys })),
         ..Default::default()
-    }
-}
-
-/// A kind as the reader knows it: `copy chain`, `NATH`, `low utility`.
-pub fn kind_label(kind: &str) -> &'static str {
-    match kind {
-        "copy-chain" => "copy chain",
-        "clone" => "clone",
-        "nath" => "NATH",
-        "mostly-nath" => "mostly NATH",
-        "never-used" => "never used",
-        "rarely-used" => "rarely used",
-        "write-read-imbalance" => "written, not read",
-        "low-utility" => "low utility",
-        "lifetime" => "lifetime",
-        "bottleneck" => "bottleneck",
-        _ => "finding",
     }
 }
 

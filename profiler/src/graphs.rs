@@ -145,18 +145,8 @@ pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
         keep.extend(g.neighbors_undirected(n));
     }
     let sub = g.filter_map(|n, w| keep.contains(&n).then(|| w.clone()), |_, w| Some(w.clone()));
-    let marked: HashSet<u64> = ids;
-    let title = format!("{} — {}", words_of_kind(&f.kind), f.message);
-    Ok(to_dot(&sub, &title, &marked))
-}
-
-fn words_of_kind(kind: &str) -> &str {
-    match crate::report::family(kind) {
-        "copy-chain" => "copy chain",
-        "nath" => "NATH",
-        "bottleneck" => "bottleneck",
-        _ => kind,
-    }
+    let title = format!("{} — {}", crate::report::kind_label(&f.kind), f.message);
+    Ok(to_dot(&sub, &title, &ids))
 }
 
 /// DOT with the graph's title as its label; user nodes bold, library nodes grey, `marked` nodes

@@ -289,6 +289,23 @@ pub fn family(kind: &str) -> &'static str {
     }
 }
 
+/// A kind as the reader knows it: `copy chain`, `NATH`, `low utility`.
+pub fn kind_label(kind: &str) -> &'static str {
+    match kind {
+        "copy-chain" => "copy chain",
+        "clone" => "clone",
+        "nath" => "NATH",
+        "mostly-nath" => "mostly NATH",
+        "never-used" => "never used",
+        "rarely-used" => "rarely used",
+        "write-read-imbalance" => "written, not read",
+        "low-utility" => "low utility",
+        "lifetime" => "lifetime",
+        "bottleneck" => "bottleneck",
+        _ => "finding",
+    }
+}
+
 /// A lifetime finding's histogram as text rows (`≥ 4 KB  ████ 120`), for terminals and hovers.
 pub fn histogram_rows(f: &Finding) -> Vec<String> {
     let Some(buckets) = f.evidence.get("histogram").and_then(|h| h.as_array()) else { return Vec::new() };

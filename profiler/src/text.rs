@@ -68,7 +68,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             out,
             "{}. [{}] {} — {:.1}% of the run — {}",
             i + 1,
-            f.kind,
+            crate::report::kind_label(&f.kind),
             f.location.short(),
             f.share * 100.0,
             f.advice

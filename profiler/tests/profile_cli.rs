@@ -72,7 +72,7 @@ fn text_report_quotes_the_source_line() {
     let o = bloatlens(&["profile", "--program-output", dir.path().join("out.txt").to_str().unwrap(), &src]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("[nath] Temps.java:4"), "{text}");
+    assert!(text.contains("[NATH] Temps.java:4"), "{text}");
     assert!(text.contains("| static Pair pair(int i) { return new Pair(i, i * 2); }"), "{text}");
     assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "sum 59700\n");
 }

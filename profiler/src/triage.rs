@@ -104,9 +104,16 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
             f
         })
         .collect();
+    // Lines whose objects are (almost) never used: a string built there is built for nothing.
+    let unused: std::collections::HashSet<(Option<String>, Option<u32>)> = out
+        .iter()
+        .filter(|f| matches!(f.kind.as_str(), "never-used" | "rarely-used"))
+        .map(|f| (f.location.file.clone(), f.location.line))
+        .collect();
     // 3–5. Hide, rank, advise.
     for f in &mut out {
-        f.advice = advice(f);
+        let dropped = unused.contains(&(f.location.file.clone(), f.location.line));
+        f.advice = advice(f, dropped);
         let ran = calls.get(&(
             f.location.class.clone(),
             f.location.method.clone(),
@@ -233,7 +240,8 @@ fn round4(x: f64) -> f64 {
 }
 
 /// What to change first, in one sentence that fits the pattern.
-fn advice(f: &Finding) -> String {
+/// `dropped`: what the finding's line makes is (almost) never used.
+fn advice(f: &Finding, dropped: bool) -> String {
     let ty = f.evidence.get("type").and_then(|v| v.as_str()).unwrap_or("");
     let text = |s: &str| s.to_string();
     match f.kind.as_str() {
@@ -278,7 +286,7 @@ fn advice(f: &Finding) -> String {
             "short" => text("Reuse one object, or do without it: these temporaries die within the iteration that made them."),
             _ => text("Shorten these objects' lives (drop references sooner) or reuse them: they outlive a young collection only to die soon after."),
         },
-        "bottleneck" if builds_a_string(f) => text(
+        "bottleneck" if dropped && builds_a_string(f) => text(
             "Build this string only when it is used (inside the branch that needs it, or lazily with a Supplier): most of this path's cost is formatting it.",
         ),
         "bottleneck" => f
@@ -301,7 +309,8 @@ fn advice(f: &Finding) -> String {
 }
 
 /// A call path whose user line builds a string (a concatenation, `String.valueOf`, `format`)
-/// and whose cost is in the string building below it.
+/// and whose cost is in the string building below it (advice to build it lazily, where the
+/// string is then not used).
 fn builds_a_string(f: &Finding) -> bool {
     let e = f.location.expression.as_deref().unwrap_or("");
     let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");

@@ -258,7 +258,7 @@ fn advice(f: &Finding, dropped: bool) -> String {
         }
         "clone" => text("Share the original (or copy it lazily) instead of rebuilding its object graph copy by copy."),
         "nath" | "mostly-nath" => {
-            if is_boxed(ty) {
+            if crate::analysis::words::is_box(ty) {
                 text("Keep these values primitive: boxing makes a new object for each value that is only read once.")
             } else if ty.contains("String") {
                 text("Avoid building this string on every call: compare or use its parts directly, or build it once.")
@@ -316,18 +316,4 @@ fn builds_a_string(f: &Finding) -> bool {
     let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
     let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
     builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
-}
-
-fn is_boxed(ty: &str) -> bool {
-    matches!(
-        ty,
-        "java.lang.Integer"
-            | "java.lang.Long"
-            | "java.lang.Double"
-            | "java.lang.Float"
-            | "java.lang.Short"
-            | "java.lang.Byte"
-            | "java.lang.Character"
-            | "java.lang.Boolean"
-    )
 }

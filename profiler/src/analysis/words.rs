@@ -233,17 +233,11 @@ pub fn expression_at(method: &Method, class: &Class, bci: u32) -> Option<String>
     })
 }
 
-fn is_box(internal: &str) -> bool {
+/// Whether a class (dotted or internal name) is one of the primitive wrappers boxing makes.
+pub fn is_box(class: &str) -> bool {
     matches!(
-        internal,
-        "java/lang/Integer"
-            | "java/lang/Long"
-            | "java/lang/Double"
-            | "java/lang/Float"
-            | "java/lang/Short"
-            | "java/lang/Byte"
-            | "java/lang/Character"
-            | "java/lang/Boolean"
+        class.strip_prefix("java.lang.").or_else(|| class.strip_prefix("java/lang/")),
+        Some("Integer" | "Long" | "Double" | "Float" | "Short" | "Byte" | "Character" | "Boolean")
     )
 }
 
@@ -280,5 +274,11 @@ mod tests {
         assert_eq!(count(1500), "1,500");
         assert_eq!(count(12_249_504), "12,249,504");
         assert_eq!(plural(1, "value", "values"), "1 value");
+    }
+
+    #[test]
+    fn boxes_by_either_name() {
+        assert!(is_box("java.lang.Integer") && is_box("java/lang/Long"));
+        assert!(!is_box("java.lang.String") && !is_box("com.acme.Integer"));
     }
 }

@@ -99,6 +99,7 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
             class_path,
             main_class: plan.main_class.clone(),
             args: plan.config.args.clone(),
+            source_roots: vec![plan.source_root.clone()],
             jdk: plan.config.jdk_path.clone(),
             limits,
             capture: true,

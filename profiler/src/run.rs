@@ -11,6 +11,9 @@ pub struct RunConfig {
     pub class_path: String,
     pub main_class: String,
     pub args: Vec<String>,
+    /// Where the user's sources are: only classes whose source lies there are the user's code (the
+    /// subjects of findings). Empty: every class path directory is the user's.
+    pub source_roots: Vec<PathBuf>,
     /// The JDK whose class library runs; None: `JAVA_HOME`, else `java` on `PATH`.
     pub jdk: Option<PathBuf>,
     pub limits: Limits,
@@ -27,6 +30,7 @@ impl RunConfig {
             class_path: class_path.into(),
             main_class: main_class.into(),
             args: Vec::new(),
+            source_roots: Vec::new(),
             jdk: None,
             limits: Limits::default(),
             capture: false,
@@ -87,6 +91,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let opts = Options {
         jdk,
         class_path: config.class_path.clone(),
+        source_roots: config.source_roots.clone(),
         limits: config.limits.clone(),
         // Collect after a quarter of the cap (at most 64 MB) was allocated; the interval then grows with the live heap.
         gc_interval_bytes: config

@@ -301,3 +301,38 @@ public class Rotate {
         .unwrap_or_else(|| panic!("a chain in a cycle: {:#}", r["findings"]));
     assert!(chain["message"].as_str().unwrap().contains("go round in a cycle"), "{chain}");
 }
+
+/// A library compiled into a class path directory (its sources are not the user's) is library code:
+/// the finding is on the user's line that calls it, never inside the library's file.
+#[test]
+fn a_class_path_directory_without_the_users_sources_is_a_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib_src = dir.path().join("vendor/geo");
+    std::fs::create_dir_all(&lib_src).unwrap();
+    let points = write(
+        &lib_src,
+        "Points.java",
+        "package geo;\npublic final class Points {\n    public static final class Pair { public final int a, b; Pair(int a, int b) { this.a = a; this.b = b; } }\n    public static Pair make(int i) { return new Pair(i, i * 2); }\n}\n",
+    );
+    let lib_classes = dir.path().join("lib-classes");
+    assert!(Command::new("javac").arg("-g").arg("-d").arg(&lib_classes).arg(&points).status().unwrap().success());
+    let app = dir.path().join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    let main = write(
+        &app,
+        "Main.java",
+        "public class Main {\n    public static void main(String[] args) {\n        long s = 0;\n        for (int i = 0; i < 2000; i++) {\n            s += geo.Points.make(i).a;\n        }\n        System.out.println(s);\n    }\n}\n",
+    );
+    let out = dir.path().join("r.json");
+    let o = profile_json(&out, &["-cp", lib_classes.to_str().unwrap(), "--analyses", "refprop"], &[&main]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report = json_report(&out);
+    let shown: Vec<&Value> =
+        report["findings"].as_array().unwrap().iter().filter(|f| f.get("hidden").is_none()).collect();
+    let files: Vec<String> = shown
+        .iter()
+        .map(|f| format!("{}:{}", f["location"]["file"].as_str().unwrap_or("?"), f["location"]["line"]))
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("Main.java:5")), "the call in Main is the subject: {files:?}");
+    assert!(!files.iter().any(|f| f.contains("Points.java")), "nothing inside the library: {files:?}");
+}

@@ -65,7 +65,9 @@ struct ProfileArgs {
     /// The main class when the target is a source directory with several mains.
     #[arg(long)]
     main: Option<String>,
-    /// Where to find source files to quote (default: the sources' root, else the class path's directories).
+    /// Where the user's sources are: findings are about classes whose source is under these roots (and
+    /// the compiled sources' root); sources are quoted from here too. With a main class and no root,
+    /// every class path directory is the user's code; jars and the JDK are always libraries.
     #[arg(long)]
     source_root: Vec<PathBuf>,
     /// Findings shown in the text format.
@@ -211,6 +213,7 @@ fn main() -> ExitCode {
                 class_path: a.class_path,
                 main_class: a.main_class,
                 args: a.args,
+                source_roots: Vec::new(),
                 jdk: a.jdk,
                 limits: a.budgets.limits(),
                 capture: false,
@@ -272,6 +275,8 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let is_source = a.target.ends_with(".java") || target.is_dir();
     let build_dir = tempfile::tempdir().context("creating a build directory")?;
     let mut roots = a.source_root.clone();
+    // The user's code: classes whose source is under the roots given, and the compiled sources'.
+    let mut user_roots = a.source_root.clone();
     let (class_path, main_class) = if is_source {
         let mut sources = vec![target.clone()];
         while args.first().is_some_and(|x| x.ends_with(".java")) {
@@ -306,6 +311,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             }
             Err(e) => return Err(e.into()),
         }
+        user_roots.push(root.clone());
         roots.push(root);
         let out = build_dir.path().display().to_string();
         cp = if cp.is_empty() { out } else { format!("{out}:{cp}") };
@@ -321,6 +327,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             class_path,
             main_class,
             args,
+            source_roots: user_roots,
             jdk: a.jdk.clone(),
             limits: a.budgets.limits(),
             capture: a.program_output.is_some(),

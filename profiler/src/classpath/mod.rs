@@ -39,6 +39,22 @@ pub enum Origin {
     Generated,
 }
 
+/// Whether a class is the user's code: the code whose source is in the workspace. The JDK, every
+/// jar and classes made at run time are libraries; a class path directory is the user's when no
+/// source roots are given (a program compiled by hand), else only the classes whose source file
+/// (`package/SourceFile`) lies under one of `source_roots`.
+pub fn is_user_code(origin: &Origin, class_name: &str, source_file: Option<&str>, source_roots: &[PathBuf]) -> bool {
+    if !matches!(origin, Origin::ClassPath(_)) {
+        return false;
+    }
+    if source_roots.is_empty() {
+        return true;
+    }
+    let Some(file) = source_file else { return false };
+    let package = class_name.rsplit_once('/').map_or("", |(p, _)| p);
+    source_roots.iter().any(|root| root.join(package).join(file).is_file())
+}
+
 /// Why a class path entry cannot hold classes (it does not exist, or is a file that is not a jar),
 /// for the message when the main class is not found: the JDK's loader skips such entries silently.
 pub fn check_entry(path: &Path) -> Result<(), ClassPathError> {

@@ -159,6 +159,8 @@ pub struct Class {
     /// Made by the VM (lambda proxies, linked call sites): left out of stack traces, as HotSpot
     /// hides its own spun classes.
     pub hidden: bool,
+    /// The user's own code (its source is in the workspace), decided once at definition.
+    pub user: bool,
     /// The nest host given at definition (a hidden class defined as a nestmate of its lookup
     /// class); otherwise the `NestHost` attribute decides.
     pub nest_host: Option<ClassId>,

@@ -7,7 +7,7 @@ use super::heap::{ObjData, Ref};
 use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
 use crate::classfile::descriptor::MethodDescriptor;
 use crate::classfile::{self, access, Constant};
-use crate::classpath::Origin;
+use crate::classpath::{is_user_code, Origin};
 use std::cell::{Cell, OnceCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -232,6 +232,7 @@ impl<T: Tracker> Vm<T> {
         supertypes.sort_unstable();
         supertypes.dedup();
         let cp_len = file.constant_pool.len();
+        let user = is_user_code(&origin, name, file.source_file.as_deref(), &self.opts.source_roots);
         self.classes.push(Class {
             id,
             name: Arc::from(name),
@@ -241,6 +242,7 @@ impl<T: Tracker> Vm<T> {
             interfaces,
             file: Some(Rc::new(file)),
             origin,
+            user,
             loader,
             protection_domain: 0,
             fields,
@@ -403,6 +405,7 @@ impl<T: Tracker> Vm<T> {
             interfaces: vec![cloneable, serializable],
             file: None,
             origin: self.classes[component as usize].origin.clone(),
+            user: self.classes[component as usize].user,
             loader,
             protection_domain: 0,
             fields: Vec::new(),
@@ -436,6 +439,7 @@ impl<T: Tracker> Vm<T> {
                 interfaces: Vec::new(),
                 file: None,
                 origin: Origin::Module("java.base".into()),
+                user: false,
                 loader: 0,
                 protection_domain: 0,
                 fields: Vec::new(),

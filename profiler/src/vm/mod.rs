@@ -66,6 +66,9 @@ pub struct Options {
     pub jdk: Jdk,
     /// The user's class path (directories and jars, `:`-separated).
     pub class_path: String,
+    /// Where the user's sources are (see [`crate::classpath::is_user_code`]); empty: every class
+    /// path directory is the user's.
+    pub source_roots: Vec<std::path::PathBuf>,
     pub limits: Limits,
     /// Collect after this many bytes were allocated since the last collection.
     pub gc_interval_bytes: u64,

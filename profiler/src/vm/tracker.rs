@@ -16,7 +16,6 @@
 use super::class::{Class, ClassId, Method, MethodId};
 use super::heap::Ref;
 use super::Frame;
-use crate::classpath::Origin;
 
 /// A static instruction: a method and an op index in its decoded code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -98,15 +97,16 @@ pub struct Context<'a> {
     pub classes: &'a [Class],
 }
 
-/// Whether `m` belongs to the user's program (loaded from a class path directory: not the JDK, not
-/// a jar, and not a class generated at run time). Also for analyses that ask after the run.
+/// Whether `m` belongs to the user's program (its source is the user's: not the JDK, not a jar, not
+/// a class generated at run time; see [`crate::classpath::is_user_code`]). Also for analyses that
+/// ask after the run.
 pub fn is_user_method(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
     is_user_class(&classes[methods[m as usize].class as usize])
 }
 
 /// Whether `class` belongs to the user's program (see [`is_user_method`]).
 pub fn is_user_class(class: &Class) -> bool {
-    matches!(class.origin, Origin::ClassPath(_)) && !class.hidden
+    class.user && !class.hidden
 }
 
 impl Context<'_> {

@@ -11,7 +11,8 @@
 //!    for copy chains, allocated bytes for allocation findings, instructions for structures and
 //!    call paths;
 //! 4. hides what is not worth a developer's attention (`hidden`): work done once (a user line
-//!    that ran once — the JDK's one-time set-up behind the first `printf` lands there) and
+//!    that ran once — the JDK's one-time set-up behind the first `printf` lands there), call
+//!    paths that are the program's essential work (nothing on them repeated or dropped) and
 //!    findings under the `min_share` setting;
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
@@ -34,6 +35,7 @@ pub type SiteCalls = HashMap<(String, String, String, u32), u64>;
 /// Why a finding is hidden from the editor.
 pub const ONE_TIME: &str = "one-time work: its line ran once, or a library filled a table once";
 pub const SMALL: &str = "below the minimum share";
+pub const ESSENTIAL: &str = "the program's essential work: no call on this path repeats work or builds what is dropped";
 pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
 
 pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
@@ -132,8 +134,15 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("immortal")
             && flag(f, "growing") == Some(false)
             && flag(f, "made_by_library") == Some(true);
+        // A call path is a bottleneck when its cost looks redundant (the same work repeated, or a
+        // result dropped), not because the program's real work is costly.
+        let essential = f.kind == "bottleneck"
+            && f.evidence.get("repeated").and_then(|r| r.as_str()).is_none()
+            && !(dropped && builds_a_string(f));
         f.hidden = if ran.is_some_and(|&n| n <= 1) || library_setup {
             Some(ONE_TIME.into())
+        } else if essential {
+            Some(ESSENTIAL.into())
         } else if stored_young {
             Some(STORED_YOUNG.into())
         } else if f.share < settings.min_share {

@@ -53,7 +53,7 @@ fn key_evidence(kind: &str) -> &'static [&'static str] {
         "clone" => &["volume"],
         "lifetime" => &["class", "type", "instances", "short", "medium", "long", "immortal", "growing"],
         "low-utility" => &["type", "instances", "n_rac", "n_rab"],
-        "bottleneck" => &["path", "percent"],
+        "bottleneck" => &["path", "percent", "repeated"],
         _ => &["type", "instances", "nath_objects", "used_objects", "heap_writes", "heap_reads"],
     }
 }

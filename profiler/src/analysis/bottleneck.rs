@@ -57,8 +57,77 @@ pub struct BottleneckTracker {
     /// Per node of `tree`: the CCT node it stands for (to locate call sites).
     cct_of: Vec<u32>,
     user_label: Vec<bool>,
+    /// Per CCT node: the distinct arguments it was called with (to tell repeated work).
+    arguments: Vec<ArgumentSets>,
+    /// Per thread, per frame: its receiver and CCT node (to see a call change its receiver).
+    receivers: Vec<Vec<(Ref, u32)>>,
+    thread: usize,
+    /// Per CCT node: instructions run in it and below it.
+    cum_instructions: Vec<u64>,
+    /// Per CCT node: of those, instructions compiling regular expressions (`Pattern`'s constructor).
+    regex_instructions: Vec<u64>,
     /// How often each call site in the user's code ran (for triage's one-time work).
     pub site_calls: crate::triage::SiteCalls,
+}
+
+/// The distinct argument lists (receiver, primitives by value, references by identity) a calling
+/// context was called with, up to [`ArgumentSets::MAX`]; past it, only that they varied.
+#[derive(Default)]
+struct ArgumentSets {
+    seen: Vec<u64>,
+    varied: bool,
+    /// Some call wrote a field of its receiver: the same arguments may not mean the same work.
+    changes_receiver: bool,
+    /// The first argument slot (the receiver, or a static method's first argument) of every call,
+    /// while it stays the same; 0 once it differed (or was 0).
+    same_first: Option<u64>,
+}
+
+impl Repeated {
+    fn name(self) -> &'static str {
+        match self {
+            Repeated::Scan { .. } => "scan per iteration",
+            Repeated::SameArguments { .. } => "same arguments",
+            Repeated::Recompiles { .. } => "regex compiled per call",
+        }
+    }
+}
+
+impl ArgumentSets {
+    const MAX: usize = 16;
+
+    #[inline]
+    fn see(&mut self, args: &[u64]) {
+        let first = args.first().copied().unwrap_or(0);
+        match self.same_first {
+            None => self.same_first = Some(first),
+            Some(f) if f != first => self.same_first = Some(0),
+            Some(_) => {}
+        }
+        if self.varied {
+            return;
+        }
+        let h = args.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &a| (h ^ a).wrapping_mul(0x0100_0000_01b3));
+        if !self.seen.contains(&h) {
+            if self.seen.len() == Self::MAX {
+                self.varied = true;
+                self.seen = Vec::new();
+            } else {
+                self.seen.push(h);
+            }
+        }
+    }
+
+    /// Every call went over the same object (its receiver or first argument): a loop calling it
+    /// goes over that object again each time.
+    fn same_subject(&self) -> bool {
+        self.same_first.is_some_and(|f| f != 0)
+    }
+
+    /// How many distinct argument lists, when few.
+    fn distinct(&self) -> Option<u64> {
+        (!self.varied && !self.changes_receiver).then_some(self.seen.len() as u64)
+    }
 }
 
 impl BottleneckTracker {
@@ -73,6 +142,11 @@ impl BottleneckTracker {
             findings: Vec::new(),
             cct_of: Vec::new(),
             user_label: Vec::new(),
+            cum_instructions: Vec::new(),
+            regex_instructions: Vec::new(),
+            arguments: Vec::new(),
+            receivers: vec![Vec::new()],
+            thread: 0,
             site_calls: Default::default(),
         }
     }
@@ -112,11 +186,22 @@ impl Tracker for BottleneckTracker {
     fn on_thread(&mut self, thread: usize) {
         self.cct.switch_to(thread);
         self.loaded.switch_to(thread);
+        if thread >= self.receivers.len() {
+            self.receivers.resize_with(thread + 1, Vec::new);
+        }
+        self.thread = thread;
     }
 
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, _: Ref) {
-        self.cct.enter(site, callee, depth);
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
+        let node = self.cct.enter(site, callee, depth) as usize;
         self.top().calls += 1;
+        if node >= self.arguments.len() {
+            self.arguments.resize_with(node + 1, ArgumentSets::default);
+        }
+        self.arguments[node].see(args);
+        let receivers = &mut self.receivers[self.thread];
+        receivers.truncate(depth.saturating_sub(1));
+        receivers.push((this, node as u32));
     }
 
     fn on_return(&mut self, _: MethodId) {
@@ -154,9 +239,23 @@ impl Tracker for BottleneckTracker {
         self.loaded.set(dst, true);
     }
 
-    fn flow_store(&mut self, _: &Context, _: Site, _: HeapLoc, _: Value, _: u8, src: usize) {
+    fn flow_store(&mut self, cx: &Context, _: Site, loc: HeapLoc, _: Value, _: u8, src: usize) {
         if self.loaded.get(src) {
             self.top().copies += 1;
+        }
+        // A call that changes its receiver (an iterator's `next`, a reader's `read`) does new
+        // work each time, whatever its arguments: so do its callers on the same receiver.
+        if let HeapLoc::Field { obj, .. } = loc {
+            // Entries past the thread's depth are frames that returned.
+            let frames = &self.receivers[self.thread];
+            for &(this, node) in frames[..cx.frames.len().min(frames.len())].iter().rev() {
+                if this != obj {
+                    break;
+                }
+                if let Some(a) = self.arguments.get_mut(node as usize) {
+                    a.changes_receiver = true;
+                }
+            }
         }
     }
 
@@ -179,6 +278,13 @@ impl BottleneckTracker {
 fn label(methods: &[Method], classes: &[Class], m: MethodId) -> String {
     let method = &methods[m as usize];
     format!("{}.{}{}", classes[method.class as usize].java_name(), method.name, method.descriptor)
+}
+
+/// `Pattern`'s constructor: compiling a regular expression (what `String.replaceAll`, `split` with
+/// a pattern, `matches` do on every call).
+fn is_pattern_compile(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+    let method = &methods[m as usize];
+    &*method.name == "<init>" && &*classes[method.class as usize].name == "java/util/regex/Pattern"
 }
 
 fn is_glue(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
@@ -276,6 +382,16 @@ impl BottleneckTracker {
             t.copies += c.copies;
         }
         self.tree = CallTree { methods: labels.names, nodes: tree_nodes };
+        self.cum_instructions = cum.iter().map(|c| c.instructions).collect();
+        let mut regex = vec![0u64; nodes.len()];
+        for i in (1..nodes.len()).rev() {
+            let m = nodes[i].method;
+            if m != MethodId::MAX && is_pattern_compile(methods, classes, m) {
+                regex[i] = self.cum_instructions[i];
+            }
+            regex[nodes[i].parent as usize] += regex[i];
+        }
+        self.regex_instructions = regex;
         self.cct_of = cct_of;
         self.user_label = user_label;
     }
@@ -341,10 +457,15 @@ impl BottleneckTracker {
             locator.resolve(methods, classes, site);
             locator.get(site)
         };
-        // The innermost user frame on the path: where it calls the next frame down; when it is
-        // the sequence's last frame, where its user caller calls it (else its own first line).
-        let (k, &inner) =
-            path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?;
+        // A loop in the user's code that calls, each time round, work as large as the loop itself
+        // (a scan of the data it loops over: quadratic) is the line to change; otherwise the
+        // innermost user frame on the path: where it calls the next frame down; when it is the
+        // sequence's last frame, where its user caller calls it (else its own first line).
+        let repeated = self.repeated_work(&path, methods, classes);
+        let (k, &inner) = match repeated {
+            Some((k, _)) => (k, &path[k]),
+            None => path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?,
+        };
         let location = match path.get(k + 1) {
             Some(&below) => loc(call_site(below)),
             None => {
@@ -364,12 +485,34 @@ impl BottleneckTracker {
             Metric::Bytes => "allocated bytes",
             Metric::Copies => "heap copies",
         };
+        let count = |n: u64| super::words::count(n);
+        let why = repeated.map(|(k, r)| {
+            let callee = short_name(&label(methods, classes, node(path[k + 1]).method));
+            match r {
+                Repeated::Scan { repeat, per_call } => {
+                    format!(
+                        "; {callee} runs {} times per call of its caller, {} instructions each",
+                        count(repeat),
+                        count(per_call)
+                    )
+                }
+                Repeated::Recompiles { calls } => {
+                    format!("; {callee} compiles its regular expression again on each of its {} calls", count(calls))
+                }
+                Repeated::SameArguments { calls, distinct } => format!(
+                    "; {callee} runs {} times with only {} (the same work again)",
+                    count(calls),
+                    super::words::plural(distinct, "argument list", "different argument lists")
+                ),
+            }
+        });
         let message = format!(
-            "the calls {} take {:.0}% of the run's {what} ({} of {}){}",
+            "the calls {} take {:.0}% of the run's {what} ({} of {}){}{}",
             shorten_path(&calls),
             share * 100.0,
-            super::words::count(f.cum.max(0) as u64),
-            super::words::count(total.max(0) as u64),
+            count(f.cum.max(0) as u64),
+            count(total.max(0) as u64),
+            why.unwrap_or_default(),
             if f.overlap > 0 {
                 format!("; {:.0}% of it shared with other bottlenecks", f.overlap as f64 * 100.0 / f.cum as f64)
             } else {
@@ -386,7 +529,11 @@ impl BottleneckTracker {
             .evidence("overlap", f.overlap)
             .evidence("covered_by_all", round3(covered as f64 / total as f64))
             .evidence("calls", f.summary.calls.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
-            .evidence("suggestion", suggestion(f, methods, classes, &path[first..], |c| node(c).method))
+            .evidence("repeated", repeated.map(|(_, r)| r.name()))
+            .evidence(
+                "suggestion",
+                suggestion(f, repeated.map(|(_, r)| r), methods, classes, &path[first..], |c| node(c).method),
+            )
             .evidence("graph_nodes", tree_path[first..].to_vec());
         for (i, &c) in path[first..].iter().enumerate() {
             let site = call_site(c);
@@ -402,15 +549,96 @@ impl BottleneckTracker {
     }
 }
 
+/// Why a call on a bottleneck's path looks redundant (the paper's repeated work).
+#[derive(Clone, Copy)]
+enum Repeated {
+    /// Called `repeat` times per run of its caller (a loop) on the same object, each call doing
+    /// work that grows with the loop (`per_call` instructions): the same data scanned again on
+    /// every iteration, quadratic.
+    Scan { repeat: u64, per_call: u64 },
+    /// Called `calls` times with only `distinct` different argument lists: the same work again.
+    SameArguments { calls: u64, distinct: u64 },
+    /// Called `calls` times, each compiling a regular expression again (`String.replaceAll`).
+    Recompiles { calls: u64 },
+}
+
+impl BottleneckTracker {
+    /// The innermost user frame on `path` (CCT nodes, outermost first) whose call to the next
+    /// frame repeats work (see [`Repeated`]): the line to change. An outer loop qualifies only
+    /// through the inner one's cost, so the innermost is the one to name.
+    fn repeated_work(&self, path: &[u32], methods: &[Method], classes: &[Class]) -> Option<(usize, Repeated)> {
+        let found = (0..path.len().saturating_sub(1))
+            .rev()
+            .find_map(|k| Some((k, self.repeated_call(path, k, methods, classes)?)));
+        // Work repeated with the same arguments inside a call repeated with the same arguments:
+        // hoisting the outer call saves both.
+        let (mut k, mut r) = found?;
+        while let Some(outer @ Repeated::SameArguments { .. }) =
+            k.checked_sub(1).and_then(|j| self.repeated_call(path, j, methods, classes))
+        {
+            if !matches!(r, Repeated::SameArguments { .. }) {
+                break;
+            }
+            (k, r) = (k - 1, outer);
+        }
+        Some((k, r))
+    }
+
+    /// Whether the call from `path[k]` (a user frame) to `path[k + 1]` repeats work.
+    fn repeated_call(&self, path: &[u32], k: usize, methods: &[Method], classes: &[Class]) -> Option<Repeated> {
+        let calls = |c: u32| self.cost.get(c as usize).map_or(0, |x| x.calls).max(1);
+        let (caller, callee) = (path[k], *path.get(k + 1)?);
+        if !is_user_method(methods, classes, self.cct.nodes[caller as usize].method) {
+            return None;
+        }
+        let repeat = calls(callee) / calls(caller);
+        let cum = self.cum_instructions.get(callee as usize).copied().unwrap_or(0);
+        let regex = self.regex_instructions.get(callee as usize).copied().unwrap_or(0);
+        // A fifth or more of the call spent compiling its pattern: precompiling saves that part.
+        if calls(callee) >= SAME_ARGUMENTS && regex * 5 >= cum && regex > 0 {
+            return Some(Repeated::Recompiles { calls: calls(callee) });
+        }
+        let per_call = cum / calls(callee);
+        let arguments = self.arguments.get(callee as usize);
+        let same_subject = arguments.is_some_and(ArgumentSets::same_subject);
+        if repeat >= MIN_REPEAT && per_call >= WORK_PER_REPEAT * repeat && same_subject {
+            return Some(Repeated::Scan { repeat, per_call });
+        }
+        let distinct = arguments.and_then(ArgumentSets::distinct)?;
+        (distinct > 0 && calls(callee) >= SAME_ARGUMENTS * distinct)
+            .then_some(Repeated::SameArguments { calls: calls(callee), distinct })
+    }
+}
+
+/// Calls per run of the caller that make a loop worth naming.
+const MIN_REPEAT: u64 = 2;
+/// Instructions per call, per repetition, of work that rescans what the loop goes over.
+const WORK_PER_REPEAT: u64 = 10;
+/// Calls per distinct argument list that make a call repeated work.
+const SAME_ARGUMENTS: u64 = 8;
+
 /// What to try, from the shape of the sequence: cost in the program's own frames, or in the
 /// library it calls.
 fn suggestion(
     f: &Found,
+    repeated: Option<Repeated>,
     methods: &[Method],
     classes: &[Class],
     path: &[u32],
     method_of: impl Fn(u32) -> MethodId,
 ) -> String {
+    match repeated {
+        Some(Repeated::SameArguments { .. }) => {
+            return "compute this once before the loop (or cache it by its arguments): the call repeats the same work".into()
+        }
+        Some(Repeated::Recompiles { .. }) => {
+            return "compile the regular expression once (a static final Pattern) instead of on every call: replaceAll, split and matches compile it each time".into()
+        }
+        Some(Repeated::Scan { .. }) => {
+            return "build what this call looks for once (a map or index, before the loop) instead of going over the data on every call".into()
+        }
+        None => {}
+    }
     let in_library = path.last().is_some_and(|&c| !is_user_method(methods, classes, method_of(c)));
     let along = f.base * 10 >= f.cum * 7;
     match (in_library, along) {

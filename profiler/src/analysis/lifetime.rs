@@ -117,7 +117,7 @@ impl Tracker for LifetimeTracker {
         self.cct.switch_to(thread);
     }
 
-    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize, _: Ref) {
+    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize, _: Ref, _: &[u64]) {
         self.cct.enter(site, callee, depth);
     }
 

@@ -141,7 +141,10 @@ impl<T: Tracker> Vm<T> {
         }
         if self.observed() {
             self.tracker.on_thread(self.current);
-            self.tracker.on_call(site, m, t.frames.len(), this);
+            // Arguments only for trackers that follow values (the plain run reads nothing).
+            let args: &[u64] =
+                if T::FLOW { &t.stack[locals..locals + self.methods[m as usize].arg_slots as usize] } else { &[] };
+            self.tracker.on_call(site, m, t.frames.len(), this, args);
         }
         Ok(())
     }

@@ -160,11 +160,12 @@ pub trait Tracker: 'static {
     fn on_thread(&mut self, thread: usize) {}
     /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its
     /// thread (1 for the outermost); `this` is its receiver (0 for a static method, and for
-    /// trackers without `FLOW`, so the plain run reads nothing for it). Trackers
+    /// trackers without `FLOW`, so the plain run reads nothing for it); `args` its argument slots
+    /// (the receiver first). Trackers
     /// that keep a stack of their own resynchronise on `depth`: frames a fatal error discards
     /// end without `on_return`.
     #[inline(always)]
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {}
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {}
     /// `callee`'s frame ended (returned or unwound by an exception).
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {}
@@ -253,8 +254,8 @@ macro_rules! tuple_tracker {
             fn on_thread(&mut self, thread: usize) {
                 $(self.$i.on_thread(thread);)+
             }
-            fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
-                $(self.$i.on_call(site, callee, depth, this);)+
+            fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
+                $(self.$i.on_call(site, callee, depth, this, args);)+
             }
             fn on_return(&mut self, callee: MethodId) {
                 $(self.$i.on_return(callee);)+
@@ -351,9 +352,9 @@ impl<T: Tracker> Tracker for Option<T> {
             t.on_thread(thread);
         }
     }
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref) {
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
         if let Some(t) = self {
-            t.on_call(site, callee, depth, this);
+            t.on_call(site, callee, depth, this, args);
         }
     }
     fn on_return(&mut self, callee: MethodId) {
@@ -452,7 +453,7 @@ impl Tracker for CountingTracker {
     fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
         self.bulk_copied += len as u64;
     }
-    fn on_call(&mut self, _: Site, _: MethodId, _: usize, _: Ref) {
+    fn on_call(&mut self, _: Site, _: MethodId, _: usize, _: Ref, _: &[u64]) {
         self.calls += 1;
     }
     fn on_return(&mut self, _: MethodId) {

@@ -189,7 +189,11 @@ fn share(f: &Finding, t: &RunTotals) -> f64 {
     match f.kind.as_str() {
         "copy-chain" => of(num(f, "frequency") * num(f, "hops"), t.copies),
         "clone" => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
-        "low-utility" => of(num(f, "n_rac"), t.instructions),
+        // What building it costs, or, for unread fields of a useful object, what computing those costs.
+        "low-utility" => {
+            let avoidable = if f.evidence.contains_key("avoidable_cost") { "avoidable_cost" } else { "n_rac" };
+            of(num(f, avoidable), t.instructions)
+        }
         "bottleneck" => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
         _ => of(num(f, "bytes"), t.allocated_bytes),
     }
@@ -281,6 +285,13 @@ fn advice(f: &Finding, dropped: bool) -> String {
         "rarely-used" => text("Create these objects only when needed: most of them are never used."),
         "write-read-imbalance" => {
             text("Drop the structure this fills, or fill it only when needed: what is stored is rarely read back.")
+        }
+        "low-utility" if num(f, "unread_cost") > 0 && num(f, "unread_cost") == num(f, "avoidable_cost") => {
+            let names: Vec<&str> = f.evidence["unread_fields"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
+                .unwrap_or_default();
+            format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
         }
         "low-utility" => text("Compute only what is read: most of what building this structure costs is never used (compute it lazily, or do not build it)."),
         "lifetime" => match f.evidence.get("class").and_then(|v| v.as_str()).unwrap_or("") {

@@ -52,7 +52,7 @@ fn key_evidence(kind: &str) -> &'static [&'static str] {
         "copy-chain" => &["hops", "frequency", "bytes", "volume", "waste_factor", "consumed"],
         "clone" => &["volume"],
         "lifetime" => &["class", "type", "instances", "short", "medium", "long", "immortal", "growing"],
-        "low-utility" => &["type", "instances", "n_rac", "n_rab"],
+        "low-utility" => &["type", "instances", "n_rac", "n_rab", "unread_fields"],
         "bottleneck" => &["path", "percent", "repeated"],
         _ => &["type", "instances", "nath_objects", "used_objects", "heap_writes", "heap_reads"],
     }

@@ -28,9 +28,17 @@ pub struct RunTotals {
     pub copies: u64,
 }
 
-/// How often each call site of the user's code ran, keyed by (class, method, descriptor, bci)
-/// as report locations name them. Empty when the bottleneck analysis (which counts calls) is off.
-pub type SiteCalls = HashMap<(String, String, String, u32), u64>;
+/// How often each call site of the user's code ran and what its calls cost, keyed by (class,
+/// method, descriptor, bci) as report locations name them. Empty when the bottleneck analysis
+/// (which counts calls) is off.
+pub type SiteCalls = HashMap<(String, String, String, u32), SiteRuns>;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SiteRuns {
+    pub calls: u64,
+    /// Instructions run inside the calls made there.
+    pub instructions: u64,
+}
 
 /// Why a finding is hidden from the editor.
 pub const ONE_TIME: &str = "one-time work: its line ran once, or a library filled a table once";
@@ -53,7 +61,7 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
     let mut groups: Vec<Vec<Finding>> = Vec::new();
     let mut index: HashMap<(&'static str, Option<String>, String), usize> = HashMap::new();
     for mut f in kept {
-        f.share = share(&f, totals);
+        f.share = share(&f, totals, calls);
         // A finding may name what makes it one problem with others (`merge_key`); else its line.
         let at = match f.evidence.get("merge_key").and_then(|k| k.as_str()) {
             Some(k) => k.to_string(),
@@ -122,8 +130,8 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
             f.location.descriptor.clone(),
             f.location.bci,
         ));
-        if let Some(&n) = ran {
-            f.evidence.insert("line_ran".into(), n.into());
+        if let Some(r) = ran {
+            f.evidence.insert("line_ran".into(), r.calls.into());
         }
         let stored_young = f.kind == "lifetime"
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short")
@@ -139,7 +147,7 @@ pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings
         let essential = f.kind == "bottleneck"
             && f.evidence.get("repeated").and_then(|r| r.as_str()).is_none()
             && !(dropped && builds_a_string(f));
-        f.hidden = if ran.is_some_and(|&n| n <= 1) || library_setup {
+        f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
             Some(ONE_TIME.into())
         } else if essential {
             Some(ESSENTIAL.into())
@@ -184,12 +192,30 @@ fn is_mechanics(f: &Finding) -> bool {
 }
 
 /// What a fix would save, as a share of the run.
-fn share(f: &Finding, t: &RunTotals) -> f64 {
+fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
     let of = |n: u64, total: u64| if total == 0 { 0.0 } else { (n as f64 / total as f64).min(1.0) };
     match f.kind.as_str() {
         "copy-chain" => of(num(f, "frequency") * num(f, "hops"), t.copies),
         "clone" => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
         // What building it costs, or, for unread fields of a useful object, what computing those costs.
+        // A collection only filled: what the calls that made and filled it cost.
+        "low-utility" if f.evidence.contains_key("cost_sites") => {
+            let sites = f.evidence["cost_sites"].as_array().cloned().unwrap_or_default();
+            let cost: u64 = sites
+                .iter()
+                .filter_map(|s| {
+                    let s = s.as_array()?;
+                    let key = (
+                        s.first()?.as_str()?.to_string(),
+                        s.get(1)?.as_str()?.to_string(),
+                        s.get(2)?.as_str()?.to_string(),
+                        s.get(3)?.as_u64()? as u32,
+                    );
+                    calls.get(&key).map(|r| r.instructions)
+                })
+                .sum();
+            of(cost, t.instructions)
+        }
         "low-utility" => {
             let avoidable = if f.evidence.contains_key("avoidable_cost") { "avoidable_cost" } else { "n_rac" };
             of(num(f, avoidable), t.instructions)
@@ -285,6 +311,12 @@ fn advice(f: &Finding, dropped: bool) -> String {
         "rarely-used" => text("Create these objects only when needed: most of them are never used."),
         "write-read-imbalance" => {
             text("Drop the structure this fills, or fill it only when needed: what is stored is rarely read back.")
+        }
+        "low-utility" if flag(f, "only_size") == Some(true) => text(
+            "Count or test instead of collecting (`anyMatch`, `count()`, a counter): this collection is only asked for its size.",
+        ),
+        "low-utility" if flag(f, "only_size") == Some(false) => {
+            text("Stop filling this collection (or fill it only when it is needed): nothing reads it.")
         }
         "low-utility" if num(f, "unread_cost") > 0 && num(f, "unread_cost") == num(f, "avoidable_cost") => {
             let names: Vec<&str> = f.evidence["unread_fields"]

@@ -303,10 +303,12 @@ fn is_generated(method: &Method) -> bool {
 impl BottleneckTracker {
     /// Calls made from each call site of the user's code, however many contexts it ran in.
     fn count_site_calls(&self, methods: &[Method], classes: &[Class]) -> crate::triage::SiteCalls {
-        let mut by_site: rustc_hash::FxHashMap<Site, u64> = Default::default();
+        let mut by_site: rustc_hash::FxHashMap<Site, crate::triage::SiteRuns> = Default::default();
         for (i, n) in self.cct.nodes.iter().enumerate().skip(1) {
             if n.parent != ROOT && is_user_method(methods, classes, n.site.method) {
-                *by_site.entry(n.site).or_default() += self.cost.get(i).map_or(0, |c| c.calls);
+                let runs = by_site.entry(n.site).or_default();
+                runs.calls += self.cost.get(i).map_or(0, |c| c.calls);
+                runs.instructions += self.cum_instructions.get(i).copied().unwrap_or(0);
             }
         }
         by_site

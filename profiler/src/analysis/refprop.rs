@@ -20,7 +20,7 @@ use super::objects::{type_name, Locator, ObjectTags};
 use super::words;
 use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Location, Settings};
-use crate::vm::class::{Class, ClassId, Method};
+use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Site, Tracker, Value};
 use petgraph::graph::NodeIndex;
@@ -43,6 +43,10 @@ struct Stats {
     /// Where its references were stored to the heap, and where its objects were first used, with counts.
     stores: FxHashMap<Site, u64>,
     uses: FxHashMap<Site, u64>,
+    /// A `java.util` collection or map: the methods called on its objects (with the user's call
+    /// sites that called them), to tell one only filled and asked for its size.
+    collection: bool,
+    calls_on: FxHashMap<MethodId, FxHashSet<Site>>,
 }
 
 const MAX_SITES: usize = 64;
@@ -100,6 +104,7 @@ impl Tracker for RefPropTracker {
         let (p, obj) = (self.objects.on_alloc(cx, a) as usize, a.obj);
         if p >= self.stats.len() {
             self.stats.resize_with(p + 1, Stats::default);
+            self.stats[p].collection = is_collection(cx.classes, a.class);
         }
         let i = obj as usize;
         if i >= self.flags.len() {
@@ -145,6 +150,21 @@ impl Tracker for RefPropTracker {
             let s = &mut self.stats[p];
             s.used += 1;
             count_at(&mut s.uses, site);
+        }
+    }
+
+    fn on_call(&mut self, site: Site, callee: MethodId, _: usize, this: Ref, _: &[u64]) {
+        if this == 0 {
+            return;
+        }
+        if let Some(p) = self.objects.producer_of(this) {
+            let s = &mut self.stats[p as usize];
+            if s.collection && (s.calls_on.len() < MAX_SITES || s.calls_on.contains_key(&callee)) {
+                let sites = s.calls_on.entry(callee).or_default();
+                if sites.len() < 8 {
+                    sites.insert(site);
+                }
+            }
         }
     }
 
@@ -320,6 +340,9 @@ impl RefPropTracker {
                 }
                 by_kind.entry("rarely-used").or_default().push(f);
             }
+            if let Some(f) = self.only_filled(prod, st, &what, methods, classes, &mut loc) {
+                by_kind.entry("low-utility").or_default().push(f);
+            }
             // Write-read imbalance, for objects that do reach the heap.
             if st.writes > 0 && (st.reads == 0 || st.writes as f64 >= s.imbalance_ratio * st.reads as f64) {
                 let ratio = if st.reads == 0 { f64::INFINITY } else { st.writes as f64 / st.reads as f64 };
@@ -344,12 +367,117 @@ impl RefPropTracker {
             }
         }
         let mut out = Vec::new();
-        for kind in ["nath", "mostly-nath", "never-used", "rarely-used", "write-read-imbalance"] {
+        for kind in ["nath", "mostly-nath", "never-used", "rarely-used", "write-read-imbalance", "low-utility"] {
             let mut v = by_kind.remove(kind).unwrap_or_default();
             v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.location.cmp(&b.location)));
             v.truncate(s.max_findings_per_kind);
             out.extend(v);
         }
         out
+    }
+}
+
+/// Whether `class` is a `java.util` collection or map (what "filled, never read" applies to).
+fn is_collection(classes: &[Class], class: ClassId) -> bool {
+    let c = &classes[class as usize];
+    c.name.starts_with("java/util/")
+        && c.supertypes.iter().any(|&t| matches!(&*classes[t as usize].name, "java/util/Collection" | "java/util/Map"))
+}
+
+/// Methods that fill a collection or keep it (its own helpers included): calling them reads
+/// none of its elements back.
+const FILLING: &[&str] = &[
+    "<init>",
+    "add",
+    "addAll",
+    "addFirst",
+    "addLast",
+    "put",
+    "putAll",
+    "putVal",
+    "offer",
+    "push",
+    "linkLast",
+    "linkFirst",
+    "grow",
+    "resize",
+    "ensureCapacity",
+    "ensureCapacityInternal",
+    "ensureExplicitCapacity",
+    "trimToSize",
+    "afterNodeInsertion",
+    "afterNodeAccess",
+    "newNode",
+    "treeifyBin",
+    "hash",
+    "addCount",
+];
+/// Methods that read only its size.
+const SIZING: &[&str] = &["size", "isEmpty"];
+
+impl RefPropTracker {
+    /// A collection the program fills and then only asks for its size (or never reads at all):
+    /// low-utility, at the line that makes it, costed by the calls that make and fill it.
+    fn only_filled(
+        &self,
+        prod: &super::objects::Producer,
+        st: &Stats,
+        what: &str,
+        methods: &[Method],
+        classes: &[Class],
+        loc: &mut impl FnMut(Site) -> Location,
+    ) -> Option<Finding> {
+        if !st.collection {
+            return None;
+        }
+        let name = |m: &MethodId| &*methods[*m as usize].name;
+        let mut fills = 0;
+        let mut sized = false;
+        for m in st.calls_on.keys() {
+            match name(m) {
+                n if SIZING.contains(&n) => sized = true,
+                n if FILLING.contains(&n) => {
+                    fills += (n == "add" || n == "put" || n == "addAll" || n == "putAll") as u32
+                }
+                _ => return None,
+            }
+        }
+        if fills == 0 {
+            return None;
+        }
+        let user = prod.user?;
+        let user_site = |s: &Site| crate::vm::tracker::is_user_method(methods, classes, s.method);
+        // What it costs: the line that makes it, and the user's calls that fill it.
+        let mut cost_sites: Vec<Site> = vec![user];
+        for (m, sites) in &st.calls_on {
+            if FILLING.contains(&name(m)) {
+                cost_sites.extend(sites.iter().copied().filter(user_site));
+            }
+        }
+        cost_sites.sort_unstable();
+        cost_sites.dedup();
+        let located: Vec<Location> = cost_sites.iter().map(|&s| loc(s)).collect();
+        let its = if prod.instances == 1 { "its" } else { "their" };
+        let message = format!(
+            "{what}: {} filled, then {}",
+            words::plural(prod.instances, "collection", "collections"),
+            if sized {
+                format!("only asked for {its} size or emptiness: {its} elements are never read")
+            } else {
+                format!("never read: neither {its} elements nor {its} size")
+            },
+        );
+        let mut f = Finding::new("low-utility", prod.instances as f64, message, loc(user))
+            .evidence("type", type_name(classes, prod.class))
+            .evidence("instances", prod.instances)
+            .evidence("only_size", sized)
+            .evidence(
+                "cost_sites",
+                located.iter().map(|l| serde_json::json!([l.class, l.method, l.descriptor, l.bci])).collect::<Vec<_>>(),
+            );
+        for l in located.into_iter().filter(|l| l.line != loc(user).line) {
+            f = f.related(l, "filled here".to_string());
+        }
+        Some(f)
     }
 }

@@ -191,7 +191,9 @@ fn rolp_mixed_contexts() -> Result<(), Failed> {
     let report = profile_fixture("lifetime_mixed_factory")?;
     let f = find(&report, "lifetime", |f| f.location.method == "make")?;
     assert_eq!(f.evidence["class"], "mixed");
-    assert_eq!((num(f, "immortal"), num(f, "short")), (400, 20000));
+    // The temporaries born after the last young collection die in the final one: unclassified.
+    assert_eq!((num(f, "immortal"), num(f, "short") + num(f, "unclassified")), (400, 20000));
+    assert!(num(f, "short") > 19_000);
     let contexts: Vec<&str> = f.related.iter().map(|r| r.role.as_str()).filter(|r| r.starts_with("context:")).collect();
     assert_eq!(contexts.len(), 2, "{contexts:?}");
     assert!(

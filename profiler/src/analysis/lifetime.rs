@@ -100,6 +100,12 @@ impl LifetimeTracker {
     fn classify(&mut self, deaths: Vec<(u32, u32)>, last: bool) {
         for (record, survived) in deaths {
             let class = match survived {
+                // Born after the last young collection and freed by the final one: it may have
+                // died at once or lived to the end; like the censored, no verdict.
+                0 if last => {
+                    self.records[record as usize].unknown += 1;
+                    continue;
+                }
                 0 => 0,
                 _ if last => 3,
                 1..=TENURING => 1,

@@ -46,7 +46,26 @@ pub const SMALL: &str = "below the minimum share";
 pub const ESSENTIAL: &str = "the program's essential work: no call on this path repeats work or builds what is dropped";
 pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
 
-pub fn triage(raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
+pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
+    // 0. A repeated call path whose innermost line builds a string nobody uses: the fix is to stop
+    //    building it there, so that line is the finding's (not the loop that repeats it).
+    let dropped_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = raw
+        .iter()
+        .filter(|f| matches!(f.kind.as_str(), "never-used" | "rarely-used"))
+        .map(|f| (f.location.file.clone(), f.location.line))
+        .collect();
+    for f in raw.iter_mut().filter(|f| f.kind == "bottleneck") {
+        let work = f
+            .evidence
+            .get("work_location")
+            .and_then(|l| serde_json::from_value::<crate::report::Location>(l.clone()).ok());
+        if let Some(work) = work.filter(|w| dropped_lines.contains(&(w.file.clone(), w.line))) {
+            let moved = Finding { location: work, ..f.clone() };
+            if builds_a_string(&moved) {
+                *f = moved;
+            }
+        }
+    }
     // 1. Library mechanics out; their bytes remembered by line.
     let mut internal_bytes: HashMap<(Option<String>, Option<u32>), u64> = HashMap::new();
     let mut kept = Vec::new();

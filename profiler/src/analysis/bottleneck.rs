@@ -464,11 +464,9 @@ impl BottleneckTracker {
         // innermost user frame on the path: where it calls the next frame down; when it is the
         // sequence's last frame, where its user caller calls it (else its own first line).
         let repeated = self.repeated_work(&path, methods, classes);
-        let (k, &inner) = match repeated {
-            Some((k, _)) => (k, &path[k]),
-            None => path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?,
-        };
-        let location = match path.get(k + 1) {
+        let (innermost, &inner) =
+            path.iter().enumerate().rev().find(|(_, &c)| is_user_method(methods, classes, node(c).method))?;
+        let mut at_frame = |k: usize| match path.get(k + 1) {
             Some(&below) => loc(call_site(below)),
             None => {
                 let site = call_site(inner);
@@ -479,6 +477,10 @@ impl BottleneckTracker {
                 }
             }
         };
+        let location = at_frame(repeated.map_or(innermost, |(k, _)| k));
+        // Where the work is done, when the finding is where it is repeated: triage moves it there
+        // when what that line builds is dropped (the fix is there, not at the loop).
+        let work_location = repeated.map(|_| at_frame(innermost)).filter(|l| *l != location);
         let name = |l: u32| short_name(&labels.names[l as usize]);
         let calls: Vec<String> = f.summary.calls.iter().map(|&l| name(l)).collect();
         let share = f.cum as f64 / total as f64;
@@ -532,6 +534,7 @@ impl BottleneckTracker {
             .evidence("covered_by_all", round3(covered as f64 / total as f64))
             .evidence("calls", f.summary.calls.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
             .evidence("repeated", repeated.map(|(_, r)| r.name()))
+            .evidence("work_location", work_location.map(|l| serde_json::to_value(l).unwrap_or_default()))
             .evidence(
                 "suggestion",
                 suggestion(f, repeated.map(|(_, r)| r), methods, classes, &path[first..], |c| node(c).method),

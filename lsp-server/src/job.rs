@@ -100,6 +100,8 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
             main_class: plan.main_class.clone(),
             args: plan.config.args.clone(),
             source_roots: vec![plan.source_root.clone()],
+            // The server's stdin is the editor's JSON-RPC stream: never the program's.
+            stdin: bloatlens_profiler::vm::Stdin::Empty,
             jdk: plan.config.jdk_path.clone(),
             limits,
             capture: true,

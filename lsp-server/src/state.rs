@@ -329,7 +329,12 @@ impl State {
                         touched = true;
                     }
                 }
-                Some(range) => {
+                Some(mut range) => {
+                    // Positions past the end are clamped to it (`offset`); a reversed range (a
+                    // client's error) is read as the span between its ends rather than panicking.
+                    if (range.end.line, range.end.character) < (range.start.line, range.start.character) {
+                        std::mem::swap(&mut range.start, &mut range.end);
+                    }
                     let (start, end) = (doc.index.offset(range.start, enc), doc.index.offset(range.end, enc));
                     let mut text = std::mem::take(&mut doc.index.text);
                     let removed_lines = text[start..end].matches('\n').count() as i64;

@@ -234,6 +234,56 @@ fn edits_mark_findings_stale_or_move_them() {
 }
 
 #[test]
+fn a_change_outside_the_document_leaves_the_server_working() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    save_and_profile(&mut ed, &u);
+    // A reversed range whose start lies far past the end (the state task used to panic slicing it).
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"range": {"start": {"line": 9999, "character": 5}, "end": {"line": 1, "character": 0}}, "text": "x"}]}),
+    );
+    let stale = ed.diagnostics(&u);
+    assert!(stale.iter().all(|d| d["message"].as_str().unwrap().contains("stale")), "{stale:?}");
+    // The state task is alive: the client resyncs the whole text, and a save profiles and publishes.
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 3}, "contentChanges": [{"text": src}]}),
+    );
+    ed.diagnostics(&u);
+    let diags = save_and_profile(&mut ed, &u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    ed.finish();
+}
+
+/// A program that reads `System.in` under the server reads nothing (its stdin is the editor's
+/// protocol stream): it sees the end of input, and the server keeps answering.
+#[test]
+fn a_program_reading_stdin_reads_nothing_from_the_editor() {
+    let src = r#"
+import java.io.*;
+public class Main {
+    static final class Box { final int v; Box(int v) { this.v = v; } }
+    public static void main(String[] args) throws IOException {
+        String line = new BufferedReader(new InputStreamReader(System.in)).readLine();
+        long s = 0;
+        for (int i = 0; i < 500; i++) s += new Box(i).v;
+        System.out.println("read " + line + " " + s);
+    }
+}
+"#;
+    let mut ed = start(&[("Main.java", src)], json!({}));
+    let u = ed.open("Main.java");
+    let diags = save_and_profile(&mut ed, &u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    let id =
+        ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}));
+    ed.response(id);
+    ed.finish();
+}
+
+#[test]
 fn findings_on_one_line_are_one_diagnostic_with_one_hover() {
     // A business program whose lines hold several kinds at once (a temporary map that is also
     // the hop of a copy chain, a concatenation with a lifetime and a NATH finding).

@@ -11,6 +11,8 @@ pub struct RunConfig {
     pub class_path: String,
     pub main_class: String,
     pub args: Vec<String>,
+    /// What the program's `System.in` reads.
+    pub stdin: crate::vm::Stdin,
     /// Where the user's sources are: only classes whose source lies there are the user's code (the
     /// subjects of findings). Empty: every class path directory is the user's.
     pub source_roots: Vec<PathBuf>,
@@ -31,6 +33,7 @@ impl RunConfig {
             main_class: main_class.into(),
             args: Vec::new(),
             source_roots: Vec::new(),
+            stdin: Default::default(),
             jdk: None,
             limits: Limits::default(),
             capture: false,
@@ -92,6 +95,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         jdk,
         class_path: config.class_path.clone(),
         source_roots: config.source_roots.clone(),
+        stdin: config.stdin,
         limits: config.limits.clone(),
         // Collect after a quarter of the cap (at most 64 MB) was allocated; the interval then grows with the live heap.
         gc_interval_bytes: config

@@ -336,3 +336,40 @@ fn a_class_path_directory_without_the_users_sources_is_a_library() {
     assert!(files.iter().any(|f| f.ends_with("Main.java:5")), "the call in Main is the subject: {files:?}");
     assert!(!files.iter().any(|f| f.contains("Points.java")), "nothing inside the library: {files:?}");
 }
+
+/// `-cp` before the program is the class path; after it, the program's own argument, untouched.
+#[test]
+fn arguments_after_the_program_are_the_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Echo.java",
+        "public class Echo { public static void main(String[] a) { System.out.println(String.join(\"|\", a)); } }\n",
+    );
+    let classes = dir.path().join("classes");
+    assert!(Command::new("javac").arg("-d").arg(&classes).arg(&src).status().unwrap().success());
+    let cp = classes.to_str().unwrap();
+    let o = bloatlens(&["run", "-cp", cp, "Echo", "-cp", "a", "-classpath", "--max-seconds", "b"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "-cp|a|-classpath|--max-seconds|b\n",
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = bloatlens(&[
+        "profile",
+        "--analyses",
+        "refprop",
+        "-classpath",
+        cp,
+        "--program-output",
+        dir.path().join("out.txt").to_str().unwrap(),
+        "Echo",
+        "-cp",
+        "x",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "-cp|x\n");
+    let help = bloatlens(&["profile", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("-cp"));
+}

@@ -47,7 +47,7 @@ enum Format {
 #[derive(Args)]
 struct ProfileArgs {
     /// Class path of an already compiled program (with a main class as the target), or of the
-    /// libraries the sources need.
+    /// libraries the sources need; `-cp` and `-classpath` work too.
     #[arg(long = "class-path", default_value = "")]
     class_path: String,
     /// Report format.
@@ -150,7 +150,7 @@ struct ProfileArgs {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Class path: directories and jar files separated by ':'.
+    /// Class path: directories and jar files separated by ':' (`-cp` and `-classpath` work too).
     #[arg(long = "class-path", default_value = ".")]
     class_path: String,
     #[command(flatten)]
@@ -193,13 +193,62 @@ impl Budgets {
     }
 }
 
+/// `-cp` and `-classpath` are what java users type (clap's short flags are single letters): they
+/// become `--class-path` among Bloatlens's own flags, that is, before the program (the main class
+/// or source file); everything after it is the program's, untouched, as `java` does.
+fn java_style_flags(argv: Vec<String>) -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let mut out = Vec::with_capacity(argv.len());
+    let mut rest = argv.into_iter();
+    out.extend(rest.next()); // the program name
+    let Some(sub) = rest.next() else { return out };
+    let Some(command) = cli.find_subcommand(&sub).cloned() else {
+        out.push(sub);
+        out.extend(rest);
+        return out;
+    };
+    out.push(sub);
+    // Whether `flag` (as typed, without `=value`) is one of the command's flags that takes a value.
+    let takes_value = |flag: &str| {
+        command.get_arguments().any(|a| {
+            let named = flag.strip_prefix("--").map_or_else(
+                || flag.strip_prefix('-').and_then(|s| s.chars().next()).is_some_and(|c| a.get_short() == Some(c)),
+                |long| a.get_long() == Some(long),
+            );
+            named && a.get_action().takes_values()
+        })
+    };
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "-cp" | "-classpath" => {
+                out.push("--class-path".into());
+                out.extend(rest.next());
+            }
+            "--" => {
+                out.push(arg);
+                break;
+            }
+            flag if flag.starts_with('-') && flag.len() > 1 => {
+                let value = !flag.contains('=') && takes_value(flag);
+                out.push(arg);
+                if value {
+                    out.extend(rest.next());
+                }
+            }
+            // The program: the rest is its own.
+            _ => {
+                out.push(arg);
+                break;
+            }
+        }
+    }
+    out.extend(rest);
+    out
+}
+
 fn main() -> ExitCode {
-    // `-cp` and `-classpath` are what java users type; clap's short flags are single letters.
-    let argv = std::env::args().map(|a| match a.as_str() {
-        "-cp" | "-classpath" => "--class-path".to_string(),
-        _ => a,
-    });
-    let cli = Cli::parse_from(argv);
+    let cli = Cli::parse_from(java_style_flags(std::env::args().collect()));
     match cli.command {
         Command::Profile(a) => match profile_command(*a) {
             Ok(code) => code,
@@ -214,6 +263,7 @@ fn main() -> ExitCode {
                 main_class: a.main_class,
                 args: a.args,
                 source_roots: Vec::new(),
+                stdin: Default::default(),
                 jdk: a.jdk,
                 limits: a.budgets.limits(),
                 capture: false,
@@ -328,6 +378,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             main_class,
             args,
             source_roots: user_roots,
+            stdin: Default::default(),
             jdk: a.jdk.clone(),
             limits: a.budgets.limits(),
             capture: a.program_output.is_some(),

@@ -66,12 +66,24 @@ pub struct Options {
     pub jdk: Jdk,
     /// The user's class path (directories and jars, `:`-separated).
     pub class_path: String,
+    /// What the program reads from `System.in`.
+    pub stdin: Stdin,
     /// Where the user's sources are (see [`crate::classpath::is_user_code`]); empty: every class
     /// path directory is the user's.
     pub source_roots: Vec<std::path::PathBuf>,
     pub limits: Limits,
     /// Collect after this many bytes were allocated since the last collection.
     pub gc_interval_bytes: u64,
+}
+
+/// What a program's `System.in` reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Stdin {
+    /// The process's own standard input (the CLI: the terminal or a pipe).
+    #[default]
+    Inherit,
+    /// Nothing: end of input at once (the language server, whose stdin is the editor's protocol).
+    Empty,
 }
 
 /// A run-ending condition that is not a Java exception.

@@ -3,7 +3,7 @@
 
 use super::{Registry, VmResult};
 use crate::vm::heap::{ObjData, Ref};
-use crate::vm::{JThread, Tracker, Vm};
+use crate::vm::{JThread, Stdin, Tracker, Vm};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -315,6 +315,7 @@ fn write_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, bytes: &[u8]) 
 
 fn read_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, buf: &mut [u8]) -> VmResult<usize> {
     let r = match fd {
+        0 if vm.opts.stdin == Stdin::Empty => Ok(0),
         0 => std::io::stdin().read(buf),
         _ => match vm.open_files.files.get_mut(&fd) {
             Some(f) => f.read(buf),

@@ -637,7 +637,8 @@ impl State {
                     bloatlens_profiler::javac::Severity::Warning => DiagnosticSeverity::WARNING,
                 }),
                 code: Some(NumberOrString::String("javac".into())),
-                source: Some("bloatlens (javac)".into()),
+                // The editor shows `source(code)`: "bloatlens(javac)".
+                source: Some("bloatlens".into()),
                 message: d.message,
                 ..Default::default()
             });

@@ -124,23 +124,24 @@ fn chain_commands_walk_the_hops_with_show_document() {
 
 #[test]
 fn compile_errors_become_diagnostics_and_the_server_keeps_going() {
-    let bad = "public class Main {\n    public static void main(String[] args) {\n        int x = \"no\";\n    }\n}\n";
+    let bad = "public class Main {\n    public static void main(String[] args) {\n        int x = \"no\";\n        int total = 0; for (int i = 0; i < 10; i++) { total += i } System.out.println(total);\n    }\n}\n";
     let mut ed = start(&[("Main.java", bad)], json!({}));
     let u = ed.open("Main.java");
     ed.save(&u);
     ed.progress();
     let diags = ed.diagnostics(&u);
+    // javac stops at the syntax error: the one it reports, at its column (javac's 65, 1-based).
     assert_eq!(diags.len(), 1, "{diags:?}");
     assert_eq!(diags[0]["severity"], 1);
-    assert_eq!(diags[0]["source"], "bloatlens (javac)");
-    assert_eq!(diags[0]["range"]["start"]["line"], 2);
-    assert!(diags[0]["message"].as_str().unwrap().contains("incompatible types"));
+    assert_eq!((&diags[0]["source"], &diags[0]["code"]), (&json!("bloatlens"), &json!("javac")), "one label");
+    assert_eq!(diags[0]["range"]["start"], json!({"line": 3, "character": 64}), "{diags:?}");
+    assert!(diags[0]["message"].as_str().unwrap().contains("';' expected"));
     // Fixed on disk and saved again: the error goes away.
     std::fs::write(ed.root.join("Main.java"), fixture("result_per_call")).unwrap();
     ed.save(&u);
     ed.progress();
     let diags = ed.diagnostics(&u);
-    assert!(diags.iter().all(|d| d["source"] == "bloatlens"), "{diags:?}");
+    assert!(diags.iter().all(|d| d["source"] == "bloatlens" && d["code"] != "javac"), "{diags:?}");
     ed.notification("window/logMessage");
     ed.finish();
 }

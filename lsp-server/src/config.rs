@@ -12,8 +12,12 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Config {
-    /// The main class to profile; empty: the saved file's `main`, else the workspace's only one.
+    /// The main class to profile; empty: the entry point chosen last, else the saved file's `main`,
+    /// else the workspace's only one.
     pub main_class: String,
+    /// The entry point chosen in an earlier session, which the client remembers per workspace
+    /// (not a setting: the VS Code extension fills it in).
+    pub entry_point: String,
     pub args: Vec<String>,
     /// Extra class path entries (directories and jars) the program needs.
     pub class_path: Vec<String>,
@@ -34,6 +38,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             main_class: String::new(),
+            entry_point: String::new(),
             args: Vec::new(),
             class_path: Vec::new(),
             jdk_path: None,
@@ -75,7 +80,12 @@ pub struct Budgets {
 impl Default for Budgets {
     fn default() -> Self {
         // Tighter than the CLI's: a profile on save must come back while the developer looks.
-        Budgets { max_instructions: 2_000_000_000, max_seconds: 60, max_heap_mb: 1024, max_stack_depth: 3000 }
+        Budgets {
+            max_instructions: 2_000_000_000,
+            max_seconds: 60,
+            max_heap_mb: 1024,
+            max_stack_depth: Limits::default().max_stack_depth,
+        }
     }
 }
 
@@ -131,6 +141,8 @@ mod tests {
         let props = manifest["contributes"]["configuration"]["properties"].as_object().unwrap();
         let mut expected = std::collections::BTreeMap::new();
         flatten("bloatlens", &serde_json::to_value(Config::default()).unwrap(), &mut expected);
+        // Remembered by the extension itself, not a setting.
+        expected.remove("bloatlens.entryPoint");
         let contributed: std::collections::BTreeMap<String, serde_json::Value> = props
             .iter()
             .filter(|(k, _)| !k.starts_with("bloatlens.server.") && !k.starts_with("bloatlens.trace."))

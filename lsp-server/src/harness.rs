@@ -94,6 +94,12 @@ impl Editor {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes `bytes` to the server as they are (malformed frames for the robustness tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     pub fn request(&mut self, method: &str, params: Value) -> i64 {
         let id = self.next_id;
         self.next_id += 1;
@@ -219,8 +225,33 @@ impl Editor {
         p["diagnostics"].as_array().unwrap().clone()
     }
 
+    /// Every message until none comes for `quiet`; requests from the server are answered with `null`.
+    pub fn drain(&mut self, quiet: Duration) -> Vec<Value> {
+        let mut seen = Vec::new();
+        while let Ok(m) = self.incoming.recv_timeout(quiet) {
+            if m.get("method").is_some() && m.get("id").is_some() {
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
+            }
+            seen.push(m);
+        }
+        seen
+    }
+
+    /// The server process's resident memory, in bytes (Linux: from /proc).
+    pub fn resident_bytes(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let kb: u64 =
+            status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kb * 1024)
+    }
+
     /// Shuts down cleanly; fails if the server sent anything the test did not consume.
-    pub fn finish(mut self) {
+    pub fn finish(self) {
+        self.finish_timed();
+    }
+
+    /// [`Editor::finish`], returning how long the process took to end after `exit`.
+    pub fn finish_timed(mut self) -> Duration {
         match self.incoming.recv_timeout(Duration::from_millis(500)) {
             Err(RecvTimeoutError::Timeout) => {}
             Ok(m) => panic!("unconsumed message from the server: {m}"),
@@ -229,13 +260,13 @@ impl Editor {
         let id = self.request("shutdown", Value::Null);
         self.response(id);
         self.notify("exit", Value::Null);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
+        let exit_sent = Instant::now();
+        while exit_sent.elapsed() < Duration::from_secs(10) {
             if let Ok(Some(status)) = self.child.try_wait() {
                 assert!(status.success(), "server exited with {status}");
-                return;
+                return exit_sent.elapsed();
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(10));
         }
         let _ = self.child.kill();
         panic!("server did not exit after `exit`");

@@ -20,6 +20,8 @@ pub struct Plan {
     pub main_file: PathBuf,
     pub source_root: PathBuf,
     pub config: Config,
+    /// Set when this run's entry point is a new one: how it was chosen (for the log).
+    pub chosen: Option<String>,
 }
 
 #[derive(Debug)]
@@ -30,32 +32,48 @@ pub enum Outcome {
         run: Duration,
     },
     CompileErrors(Vec<JavacDiagnostic>),
+    /// Cancelled before it compiled (a newer save came while it waited for the compiler).
+    Cancelled,
     /// The run could not start or the tools are missing; said to the user as a message.
     Failed(String),
 }
 
 /// The cache directory for a workspace's classes: under the system's temp dir, never inside
-/// the workspace.
+/// the workspace. Every one handed out is removed when the server ends ([`remove_cache_dirs`]).
 pub fn cache_dir(source_root: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source_root.hash(&mut h);
-    std::env::temp_dir().join(format!("bloatlens-lsp-{:016x}", h.finish()))
+    let dir = std::env::temp_dir().join(format!("bloatlens-lsp-{:016x}", h.finish()));
+    let mut used = CACHE_DIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if !used.contains(&dir) {
+        used.push(dir.clone());
+    }
+    dir
+}
+
+/// The cache directories this process has used.
+static CACHE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the cache directories this process has used (at exit: nothing is left in the temp dir).
+pub fn remove_cache_dirs() {
+    for dir in CACHE_DIRS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// The warm compiler, shared by runs (one compile at a time); started on first use.
 pub type Compiler = Arc<Mutex<Option<WarmJavac>>>;
 
-/// Runs the plan to the end (or until `cancel` is set). Blocking: call on a blocking thread.
-pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome {
+/// Runs the plan to the end (or until `cancel` is set); `on_compiled` is called between compiling and
+/// running. Blocking: call on a blocking thread.
+pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compiled: impl FnOnce()) -> Outcome {
     let started = Instant::now();
     let javac_path = match javac::find_javac(plan.config.jdk_path.as_deref()) {
         Ok(j) => j,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
     let classes = cache_dir(&plan.source_root).join("classes");
-    // Start clean, so that classes of deleted sources do not linger.
-    let _ = std::fs::remove_dir_all(&classes);
     let cp = plan.config.class_path.join(":");
     let compile_job = javac::Job {
         sources: std::slice::from_ref(&plan.main_file),
@@ -65,6 +83,12 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
     };
     let compiled = {
         let mut warm = compiler.lock().unwrap_or_else(|e| e.into_inner());
+        // Saves in quick succession queue here: only the newest is worth compiling.
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Outcome::Cancelled;
+        }
+        // Start clean, so that classes of deleted sources do not linger.
+        let _ = std::fs::remove_dir_all(&classes);
         if warm.is_none() {
             *warm = WarmJavac::start(&javac_path, &cache_dir(&plan.source_root)).ok();
         }
@@ -88,6 +112,7 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
         Err(e) => return Outcome::Failed(e.to_string()),
     }
     let compile = started.elapsed();
+    on_compiled();
     let mut limits = plan.config.limits();
     limits.cancel = Some(cancel);
     let class_path = std::iter::once(classes.display().to_string())
@@ -105,6 +130,7 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>) -> Outcome
             jdk: plan.config.jdk_path.clone(),
             limits,
             capture: true,
+            stdout_to_stderr: false,
             gc_interval_bytes: None,
         },
         analyses: plan.config.analyses(),

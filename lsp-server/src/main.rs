@@ -11,5 +11,8 @@ fn main() -> anyhow::Result<()> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(bloatlens_lsp::serve(tokio::io::stdin(), tokio::io::stdout()));
+    // After `exit` nothing may keep the process alive: not a profiled program still running on its
+    // thread (it is cancelled, but may be inside a long native call), nor the blocked stdin read.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(())
 }

@@ -108,6 +108,13 @@ impl LanguageServer for Backend {
             .and_then(|e| e.get("bloatlensStatus"))
             .and_then(|v| v.as_bool())
             .unwrap_or(false);
+        let lens_refresh = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false);
         #[allow(deprecated)]
         let root = params
             .workspace_folders
@@ -120,7 +127,7 @@ impl LanguageServer for Backend {
             Some(Err(e)) => return Err(Error::invalid_params(e)),
             None => Config::default(),
         };
-        self.send(Event::Initialized { root, config: Box::new(config), encoding, progress, status });
+        self.send(Event::Initialized { root, config: Box::new(config), encoding, progress, status, lens_refresh });
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(encoding.kind()),
@@ -317,13 +324,28 @@ impl LanguageServer for Backend {
             }
             "bloatlens.nextHop" | "bloatlens.prevHop" => {
                 let snap = self.snapshot();
-                let Some((m, mut at)) = chain_at(&snap, &args) else { return Ok(None) };
+                let cursor = args.get(1).and_then(|p| serde_json::from_value::<Position>(p.clone()).ok());
+                // A client walking a chain names it (`{"chain": key}`, from the last answer): the
+                // walk stays on that chain whatever other findings the lines it lands on hold.
+                let named = args.get(2).and_then(|o| o.get("chain")).and_then(|v| v.as_str()).and_then(|key| {
+                    snap.findings.iter().find(|m| m.finding.kind == "copy-chain" && to_proto::key(&m.finding) == key)
+                });
+                let found = match named {
+                    Some(m) => {
+                        let (uri, line) = (arg_uri(&args), cursor.map(|c| c.line));
+                        Some((
+                            m,
+                            stops(m).iter().position(|(u, r)| Some(u) == uri.as_ref() && Some(r.start.line) == line),
+                        ))
+                    }
+                    None => chain_at(&snap, &args),
+                };
+                let Some((m, mut at)) = found else { return Ok(None) };
                 let stops = stops(m);
                 // A chain within one method passes its lines more than once; a client that walks
                 // it says which stop it is at (`{"stop": i}`, from the last answer) while the
                 // cursor is still there.
                 let hint = args.get(2).and_then(|o| o.get("stop")).and_then(|v| v.as_u64()).map(|v| v as usize);
-                let cursor = args.get(1).and_then(|p| serde_json::from_value::<Position>(p.clone()).ok());
                 if let (Some(h), Some(pos)) = (hint, cursor) {
                     if stops.get(h).is_some_and(|(u, r)| Some(u) == arg_uri(&args).as_ref() && r.start.line == pos.line)
                     {
@@ -338,7 +360,8 @@ impl LanguageServer for Backend {
                 };
                 let (uri, range) = stops[i].clone();
                 self.show(uri.clone(), range);
-                Ok(Some(serde_json::json!({ "uri": uri, "range": range, "hop": i, "of": stops.len() })))
+                let chain = to_proto::key(&m.finding);
+                Ok(Some(serde_json::json!({ "uri": uri, "range": range, "hop": i, "of": stops.len(), "chain": chain })))
             }
             "bloatlens.showChain" => {
                 let snap = self.snapshot();

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::job::{self, Outcome, Plan};
 use crate::mapping::{self, Encoding, LineIndex};
 use crate::to_proto;
-use bloatlens_profiler::report::{Finding, Report};
+use bloatlens_profiler::report::{human_duration, Finding, Report};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,8 +49,28 @@ pub struct Mapped {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Idle,
-    Running { main_class: String },
-    Done { main_class: String, findings: usize, millis: u128 },
+    /// Several classes have a main and none is chosen yet: the user picks one.
+    Choose {
+        mains: Vec<String>,
+    },
+    /// Run number `run` (a newer save starts a new one) is compiling, then running.
+    Compiling {
+        main_class: String,
+        run: u64,
+    },
+    Running {
+        main_class: String,
+        run: u64,
+    },
+    Done {
+        main_class: String,
+        findings: usize,
+        millis: u128,
+    },
+    /// Cancelled by the user: the findings shown are the last complete run's.
+    Cancelled {
+        main_class: String,
+    },
     Failed(String),
 }
 
@@ -123,6 +143,8 @@ pub enum Event {
         progress: bool,
         /// The client wants `bloatlens/status` notifications.
         status: bool,
+        /// The client refreshes code lenses when asked.
+        lens_refresh: bool,
     },
     /// The client's `initialized`: from here on the server may notify it (tower-lsp drops a
     /// notification sent while `initialize` is still being answered).
@@ -146,6 +168,10 @@ pub enum Event {
     Configuration(serde_json::Value),
     /// Java files changed on disk (a checkout, a build tool), after debouncing.
     DiskChanged(Vec<PathBuf>),
+    /// The run `generation` has compiled and now runs.
+    Compiled {
+        generation: u64,
+    },
     /// Profile this class (a lens or a command), or, without one, the file's main.
     Profile {
         main_class: Option<String>,
@@ -163,6 +189,12 @@ pub enum Event {
 struct Running {
     cancel: Arc<AtomicBool>,
     token: ProgressToken,
+    main_class: String,
+    /// Told when the run is cancelled: its progress ends at once, before the next run's begins
+    /// (the editor shows one progress indicator, never two).
+    cancelled: Arc<tokio::sync::Notify>,
+    /// Closed when the run's progress has ended.
+    progress_ended: watch::Receiver<bool>,
 }
 
 pub struct State {
@@ -175,7 +207,12 @@ pub struct State {
     /// Files with diagnostics on the client now (to clear them when they have none).
     published: HashSet<Uri>,
     said_several_mains: bool,
+    /// The entry point: chosen by the user (a lens, the picker, `mainClass`), else the first main
+    /// profiled. A new main elsewhere never replaces it; only a choice does.
+    entry: Option<String>,
     client_progress: bool,
+    /// The client refreshes code lenses when asked (`workspace.codeLens.refreshSupport`).
+    client_lens_refresh: bool,
     /// The client asked for `bloatlens/status` notifications (`experimental.bloatlensStatus`).
     client_status: bool,
     /// The client has sent `initialized`: notifications reach it from then on.
@@ -213,7 +250,9 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         running: None,
         published: HashSet::new(),
         said_several_mains: false,
+        entry: None,
         client_progress: false,
+        client_lens_refresh: false,
         client_status: false,
         client_ready: false,
         sent_status: None,
@@ -255,8 +294,11 @@ impl State {
 
     async fn apply(&mut self, event: Event) {
         match event {
-            Event::Initialized { root, config, encoding, progress, status } => {
+            Event::Initialized { root, config, encoding, progress, status, lens_refresh } => {
                 self.client_status = status;
+                self.client_lens_refresh = lens_refresh;
+                // The entry point chosen in an earlier session (the client remembers it per workspace).
+                self.entry = (!config.entry_point.is_empty()).then(|| config.entry_point.clone());
                 self.snap.root = root;
                 self.snap.config = *config;
                 self.snap.encoding = encoding;
@@ -296,11 +338,25 @@ impl State {
                 }
             }
             Event::Profile { main_class, file } => self.start_profile(main_class, file).await,
+            Event::Compiled { generation } => {
+                if let (true, Status::Compiling { main_class, run }) =
+                    (generation == self.generation, &self.snap.status)
+                {
+                    self.snap.status = Status::Running { main_class: main_class.clone(), run: *run };
+                }
+            }
             Event::CancelProgress(token) => {
-                if let Some(r) = self.running.as_ref().filter(|r| r.token == token) {
+                if let Some(r) = self.running.take_if(|r| r.token == token) {
                     r.cancel.store(true, Ordering::Relaxed);
+                    r.cancelled.notify_one();
                     self.generation += 1;
-                    self.snap.status = Status::Idle;
+                    self.snap.status = Status::Cancelled { main_class: r.main_class.clone() };
+                    let shown = if self.snap.findings.is_empty() {
+                        ""
+                    } else {
+                        "; the findings shown are the last complete run's"
+                    };
+                    self.log(format!("cancelled the profile of {}{shown}", r.main_class)).await;
                 }
             }
             Event::Suppress(keys) => {
@@ -365,23 +421,30 @@ impl State {
 
     /// Works out what to run and starts it, cancelling the run in progress.
     async fn start_profile(&mut self, main_class: Option<String>, file: Option<Uri>) {
-        let plan = match self.plan(main_class, file) {
-            Ok(Some(plan)) => plan,
-            Ok(None) => return,
-            Err(message) => {
-                self.client.show_message(MessageType::WARNING, message).await;
-                return;
-            }
+        let plan = match self.plan(main_class, file).await {
+            Some(plan) => plan,
+            None => return,
         };
-        if let Some(r) = self.running.take() {
+        // The run in progress ends (its progress first, so that one indicator shows at a time).
+        let previous = self.running.take().map(|r| {
             r.cancel.store(true, Ordering::Relaxed);
-        }
+            r.cancelled.notify_one();
+            r.progress_ended
+        });
         self.generation += 1;
         let generation = self.generation;
         let cancel = Arc::new(AtomicBool::new(false));
+        let cancelled = Arc::new(tokio::sync::Notify::new());
+        let (ended_tx, progress_ended) = watch::channel(false);
         let token = ProgressToken::String(format!("bloatlens/profile/{generation}"));
-        self.running = Some(Running { cancel: cancel.clone(), token: token.clone() });
-        self.snap.status = Status::Running { main_class: plan.main_class.clone() };
+        self.running = Some(Running {
+            cancel: cancel.clone(),
+            token: token.clone(),
+            main_class: plan.main_class.clone(),
+            cancelled: cancelled.clone(),
+            progress_ended,
+        });
+        self.snap.status = Status::Compiling { main_class: plan.main_class.clone(), run: generation };
         let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
         let compiler = self.compiler.clone();
         tokio::spawn(async move {
@@ -389,6 +452,9 @@ impl State {
             let title = format!("profiling {}", plan.main_class);
             let progress_client = client.clone();
             let ongoing = tokio::spawn(async move {
+                if let Some(mut ended) = previous {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), ended.wait_for(|e| *e)).await;
+                }
                 if !progress {
                     return None;
                 }
@@ -411,51 +477,103 @@ impl State {
                 }
             });
             let job_plan = plan.clone();
-            let outcome = tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, cancel))
-                .await
-                .unwrap_or_else(|e| Outcome::Failed(format!("the profile crashed: {e}")));
+            let compiled_events = events.clone();
+            let compiled = move || {
+                let _ = compiled_events.send(Event::Compiled { generation });
+            };
+            let mut job = tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, cancel, compiled));
+            let finished = tokio::select! {
+                outcome = &mut job => Some(outcome),
+                _ = cancelled.notified() => None,
+            };
             if let Ok(Some(p)) = ongoing.await {
                 p.finish().await;
             }
+            let _ = ended_tx.send(true);
+            let outcome = match finished {
+                Some(outcome) => outcome,
+                None => job.await,
+            }
+            .unwrap_or_else(|e| Outcome::Failed(format!("the profile crashed: {e}")));
             let _ = events.send(Event::JobDone { generation, plan: Box::new(plan), outcome });
         });
     }
 
-    /// The entry point: the setting, else the file's main, else the workspace's only main.
-    fn plan(&mut self, main_class: Option<String>, file: Option<Uri>) -> Result<Option<Plan>, String> {
+    /// Asks the client to fetch the code lenses again, now that the diagnostics they go with are out
+    /// (clients that support it; others ask when they redraw).
+    async fn refresh_lenses(&self) {
+        if self.client_lens_refresh {
+            // A request: spawned and bounded, so that the state task never waits for the client.
+            let client = self.client.clone();
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), client.code_lens_refresh()).await;
+            });
+        }
+    }
+
+    /// Writes a line to the client's log (the Output panel): every choice and failure goes there.
+    async fn log(&self, line: String) {
+        self.client.log_message(MessageType::INFO, line).await;
+    }
+
+    /// The entry point: a class asked for (a lens, the picker: it becomes the entry point), the
+    /// `mainClass` setting, the entry point chosen before (while its main exists), the saved file's
+    /// main, the workspace's only main. With several and none chosen, the status asks the user to
+    /// pick one (said once as a message, and in the log each time).
+    async fn plan(&mut self, main_class: Option<String>, file: Option<Uri>) -> Option<Plan> {
         let config = self.snap.config.clone();
-        let chosen = main_class.or_else(|| (!config.main_class.is_empty()).then(|| config.main_class.clone()));
         let mains = self.snap.workspace_mains(file.as_ref());
-        let (class, path) = match chosen {
-            Some(class) => match mains.iter().find(|(c, _)| *c == class) {
-                Some((c, p)) => (c.clone(), p.clone()),
-                None => return Err(format!("Bloatlens: no main method found for {class} in the workspace")),
+        let has_main = |class: &str| mains.iter().find(|(c, _)| c == class).cloned();
+        let setting = (!config.main_class.is_empty()).then(|| config.main_class.clone());
+        let explicit = main_class.is_some();
+        let (class, path, why) = match main_class.or(setting) {
+            Some(class) => match has_main(&class) {
+                Some((c, p)) => (c, p, if explicit { "chosen" } else { "the mainClass setting" }),
+                None => {
+                    let msg = format!("Bloatlens: no main method found for {class} in the workspace");
+                    self.snap.status = Status::Failed(msg.clone());
+                    self.log(msg.clone()).await;
+                    self.client.show_message(MessageType::WARNING, msg).await;
+                    return None;
+                }
             },
             None => {
-                let in_file: Vec<&(String, PathBuf)> = match file.as_ref().and_then(|u| u.to_file_path()) {
-                    Some(p) => mains.iter().filter(|(_, mp)| mp.as_path() == p.as_ref()).collect(),
-                    None => Vec::new(),
-                };
-                if let Some((c, p)) = in_file.first() {
-                    (c.clone(), p.clone())
-                } else if mains.len() == 1 {
-                    mains[0].clone()
-                } else if mains.is_empty() {
-                    return Err("Bloatlens: no main method in the workspace to profile".into());
-                } else {
-                    if !self.said_several_mains {
-                        self.said_several_mains = true;
-                        return Err(format!(
-                            "Bloatlens: {} classes have a main method; choose one with its \"Profile\" lens or the bloatlens.mainClass setting",
-                            mains.len()
-                        ));
+                let remembered = self.entry.as_deref().and_then(has_main);
+                let in_file = file
+                    .as_ref()
+                    .and_then(|u| u.to_file_path())
+                    .and_then(|p| mains.iter().find(|(_, mp)| mp.as_path() == p.as_ref()).cloned());
+                match (remembered, in_file) {
+                    (Some((c, p)), _) => (c, p, "the entry point"),
+                    (None, Some((c, p))) => (c, p, "the saved file's main"),
+                    (None, None) if mains.len() == 1 => (mains[0].0.clone(), mains[0].1.clone(), "the only main"),
+                    (None, None) => {
+                        let msg = if mains.is_empty() {
+                            self.snap.status = Status::Failed("no main method in the workspace".into());
+                            "Bloatlens: no main method in the workspace to profile".to_string()
+                        } else {
+                            let names: Vec<String> = mains.iter().map(|(c, _)| c.clone()).collect();
+                            self.snap.status = Status::Choose { mains: names };
+                            format!(
+                                "Bloatlens: {} classes have a main method; choose one with its \"Profile\" lens, the status bar or the bloatlens.mainClass setting",
+                                mains.len()
+                            )
+                        };
+                        self.log(msg.clone()).await;
+                        if !self.said_several_mains {
+                            self.said_several_mains = true;
+                            self.client.show_message(MessageType::WARNING, msg).await;
+                        }
+                        return None;
                     }
-                    return Ok(None);
                 }
             }
         };
+        // A new entry point is said in the run's log line.
+        let chosen = (self.entry.as_deref() != Some(class.as_str())).then(|| format!("entry point {class}: {why}"));
+        self.entry = Some(class.clone());
         let source_root = bloatlens_profiler::javac::source_root_of(&path);
-        Ok(Some(Plan { main_class: class, main_file: path, source_root, config }))
+        Some(Plan { main_class: class, main_file: path, source_root, config, chosen })
     }
 
     async fn finished(&mut self, generation: u64, plan: Plan, outcome: Outcome) {
@@ -492,32 +610,51 @@ impl State {
                 self.publish_findings(to_proto::uri_of(&plan.main_file)).await;
                 if report.run.partial {
                     let detail = report.run.outcome_detail.clone().unwrap_or_default();
-                    let what = if report.run.outcome == "exception" { "threw" } else { "was stopped" };
-                    let msg = format!("Bloatlens: {} {what} ({detail}); the findings cover what ran", plan.main_class);
+                    let msg = match &report.run.stopped_at {
+                        _ if report.run.outcome == "exception" => {
+                            format!("Bloatlens: {} threw ({detail}); the findings cover what ran", plan.main_class)
+                        }
+                        Some(place) => format!(
+                            "Bloatlens: {} was stopped ({detail}), {}; only copies and costs counted so far are shown",
+                            plan.main_class,
+                            place.describe()
+                        ),
+                        None => format!(
+                            "Bloatlens: {} was stopped ({detail}); only copies and costs counted so far are shown",
+                            plan.main_class
+                        ),
+                    };
                     self.client.show_message(MessageType::WARNING, msg).await;
                 }
-                self.client
-                    .log_message(
-                        MessageType::INFO,
-                        format!(
-                            "profiled {} in {} ms (javac {} ms, run {} ms): {} findings",
-                            plan.main_class,
-                            (compile + run).as_millis(),
-                            compile.as_millis(),
-                            run.as_millis(),
-                            report.findings.len()
-                        ),
-                    )
-                    .await;
+                let chosen = plan.chosen.as_deref().map(|c| format!("; {c}")).unwrap_or_default();
+                self.log(format!(
+                    "profiled {} in {} (javac {}, run {}): {} findings{chosen}",
+                    plan.main_class,
+                    human_duration(compile + run),
+                    human_duration(compile),
+                    human_duration(run),
+                    report.findings.len()
+                ))
+                .await;
+                self.refresh_lenses().await;
             }
+            Outcome::Cancelled => {}
             Outcome::CompileErrors(diags) => {
-                self.snap.status = Status::Failed("compile errors".into());
+                let errors = diags.iter().filter(|d| d.severity == bloatlens_profiler::javac::Severity::Error).count();
+                self.snap.status = Status::Failed(format!("{} does not compile", plan.main_class));
                 self.snap.findings.clear();
                 self.publish_compile_errors(&plan, diags).await;
+                self.log(format!(
+                    "{} does not compile: {errors} javac errors (see the Problems panel)",
+                    plan.main_class
+                ))
+                .await;
+                self.refresh_lenses().await;
             }
             Outcome::Failed(message) => {
                 self.snap.status = Status::Failed(message.clone());
                 self.commit();
+                self.log(message.clone()).await;
                 self.client.show_message(MessageType::ERROR, message).await;
             }
         }

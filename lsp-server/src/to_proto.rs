@@ -270,28 +270,36 @@ impl tower_lsp_server::ls_types::notification::Notification for StatusNotificati
     const METHOD: &'static str = "bloatlens/status";
 }
 
-/// The status as the notification carries it: `state` (`idle`, `running`, `done`, `failed`),
-/// the main class, the problems shown (one a line) and how many of them are stale (edited since the run),
-/// the last run's time, and a failure's message.
+/// The status as the notification carries it: `state` (`idle`, `choose` — several mains, none
+/// chosen: `mains` lists them —, `compiling`, `running` — with the run's number `run`, which a newer
+/// save changes —, `done`, `cancelled`, `failed` with its `message`), the main class, the problems
+/// shown (one a line) and how many of them are stale (edited since the run), the last run's time.
 pub fn status(snap: &Snapshot) -> serde_json::Value {
     // Counted as the editor shows them: one problem a line.
     let lines: std::collections::HashSet<(&Uri, u32)> =
         snap.findings.iter().map(|m| (&m.uri, m.range.start.line)).collect();
     let stale_lines: std::collections::HashSet<(&Uri, u32)> =
         snap.findings.iter().filter(|m| m.stale).map(|m| (&m.uri, m.range.start.line)).collect();
-    let (findings, stale) = (lines.len(), stale_lines.len());
-    match &snap.status {
-        Status::Idle => serde_json::json!({"state": "idle", "findings": findings, "stale": stale}),
-        Status::Running { main_class } => {
-            serde_json::json!({"state": "running", "mainClass": main_class, "findings": findings, "stale": stale})
+    let mut out = serde_json::json!({"findings": lines.len(), "stale": stale_lines.len()});
+    let fields = match &snap.status {
+        Status::Idle => serde_json::json!({"state": "idle"}),
+        Status::Choose { mains } => serde_json::json!({"state": "choose", "mains": mains}),
+        Status::Compiling { main_class, run } => {
+            serde_json::json!({"state": "compiling", "mainClass": main_class, "run": run})
         }
-        Status::Done { main_class, millis, .. } => serde_json::json!({
-            "state": "done", "mainClass": main_class, "findings": findings, "stale": stale, "millis": millis
-        }),
-        Status::Failed(message) => {
-            serde_json::json!({"state": "failed", "message": message, "findings": findings, "stale": stale})
+        Status::Running { main_class, run } => {
+            serde_json::json!({"state": "running", "mainClass": main_class, "run": run})
         }
+        Status::Done { main_class, millis, .. } => {
+            serde_json::json!({"state": "done", "mainClass": main_class, "millis": millis})
+        }
+        Status::Cancelled { main_class } => serde_json::json!({"state": "cancelled", "mainClass": main_class}),
+        Status::Failed(message) => serde_json::json!({"state": "failed", "message": message}),
+    };
+    if let (Some(out), serde_json::Value::Object(fields)) = (out.as_object_mut(), fields) {
+        out.extend(fields);
     }
+    out
 }
 
 #[cfg(test)]

@@ -136,6 +136,8 @@ fn compile_errors_become_diagnostics_and_the_server_keeps_going() {
     assert_eq!((&diags[0]["source"], &diags[0]["code"]), (&json!("bloatlens"), &json!("javac")), "one label");
     assert_eq!(diags[0]["range"]["start"], json!({"line": 3, "character": 64}), "{diags:?}");
     assert!(diags[0]["message"].as_str().unwrap().contains("';' expected"));
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("Main does not compile: 1 javac errors"), "{log}");
     // Fixed on disk and saved again: the error goes away.
     std::fs::write(ed.root.join("Main.java"), fixture("result_per_call")).unwrap();
     ed.save(&u);
@@ -167,7 +169,9 @@ fn a_program_that_throws_or_hits_its_budget_is_reported_as_such() {
     ed.progress();
     assert_eq!(ed.diagnostics(&u), Vec::<Value>::new(), "nothing found before the stop");
     let msg = ed.notification("window/showMessage");
-    assert!(msg["message"].as_str().unwrap().contains("instruction budget"), "{msg}");
+    let text = msg["message"].as_str().unwrap();
+    assert!(text.contains("instruction budget"), "{msg}");
+    assert!(text.contains("in Main.main (Main.java:4)"), "where it looped: {msg}");
     ed.notification("window/logMessage");
     ed.finish();
 }
@@ -355,29 +359,50 @@ fn a_suppressed_finding_disappears_and_stays_suppressed() {
 }
 
 #[test]
-fn several_mains_are_named_once_and_a_lens_command_chooses() {
+fn several_mains_ask_for_a_choice_and_the_choice_sticks() {
     let a = "public class A {\n    public static void main(String[] args) { System.out.println(new StringBuilder(\"a\")); }\n}\n";
     let b = fixture("result_per_call").replace("public class Main", "public class B");
     let util = "public class Util {\n    static int twice(int x) { return 2 * x; }\n}\n";
     let mut ed = start(&[("A.java", a), ("B.java", &b), ("Util.java", util)], json!({}));
     let uu = ed.open("Util.java");
     ed.save(&uu);
+    // No entry point yet and two mains: the log says so each time, a message once, and the status
+    // asks for a choice until one is made.
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("2 classes have a main method"), "{log}");
     let msg = ed.notification("window/showMessage");
     assert!(msg["message"].as_str().unwrap().contains("2 classes have a main method"), "{msg}");
     ed.save(&uu);
-    // Said once: a second save of a file without main says nothing more.
+    ed.notification("window/logMessage");
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.status", "arguments": []}));
+    assert!(ed.response(id)["status"].as_str().unwrap().starts_with("Choose"), "the status asks for a choice");
+    // The lens command chooses B.
     let bu = harness_uri(&ed, "B.java");
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.profile", "arguments": [bu, "B"]}));
     let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
     ed.progress_after_create(created);
     let diags = ed.diagnostics(&bu);
     assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
-    ed.notification("window/logMessage");
-    // Saving A profiles A: its own main.
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().ends_with("; entry point B: chosen"), "{log}");
+    // Saving A, which has a main of its own, still profiles B: only a choice changes the entry point.
     let au = ed.open("A.java");
     ed.save(&au);
     ed.progress();
-    // B's findings are cleared, A's published (A has none: an empty list).
+    let diags = ed.diagnostics(&bu);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().starts_with("profiled B in"), "{log}");
+    // A new class with a main, created on disk, changes nothing either.
+    std::fs::write(ed.root.join("C.java"), a.replace("class A", "class C")).unwrap();
+    ed.progress();
+    ed.diagnostics(&bu);
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().starts_with("profiled B in"), "{log}");
+    // Choosing A (its lens) switches: B's findings are cleared, A's published (none: an empty list).
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.profile", "arguments": [au, "A"]}));
+    let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
+    ed.progress_after_create(created);
     let mut seen =
         [ed.notification("textDocument/publishDiagnostics"), ed.notification("textDocument/publishDiagnostics")];
     seen.sort_by_key(|p| p["uri"].as_str().unwrap().to_string());
@@ -386,6 +411,21 @@ fn several_mains_are_named_once_and_a_lens_command_chooses() {
     assert_eq!(seen[1]["diagnostics"], json!([]));
     let log = ed.notification("window/logMessage");
     assert!(log["message"].as_str().unwrap().starts_with("profiled A in"), "{log}");
+    ed.finish();
+}
+
+#[test]
+fn a_remembered_entry_point_is_used_from_the_start() {
+    let a = "public class A {\n    public static void main(String[] args) { System.out.println(new StringBuilder(\"a\")); }\n}\n";
+    let b = fixture("result_per_call").replace("public class Main", "public class B");
+    let mut ed = start(&[("A.java", a), ("B.java", &b)], json!({"entryPoint": "B"}));
+    let au = ed.open("A.java");
+    ed.save(&au);
+    ed.progress();
+    let diags = ed.diagnostics(&harness_uri(&ed, "B.java"));
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().starts_with("profiled B in"), "{log}");
     ed.finish();
 }
 
@@ -412,6 +452,8 @@ fn a_change_on_disk_reprofiles_and_a_bad_jdk_is_said() {
     let u = ed.open("Main.java");
     ed.save(&u);
     ed.progress();
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("javac not found"), "the log says it too: {log}");
     let msg = ed.notification("window/showMessage");
     assert_eq!(msg["type"], 1, "an error: {msg}");
     assert!(msg["message"].as_str().unwrap().contains("javac not found"), "{msg}");
@@ -432,11 +474,14 @@ fn the_progress_cancel_button_stops_the_run_without_publishing() {
     let begin = ed.notification("$/progress");
     assert_eq!(begin["value"]["kind"], "begin");
     ed.notify("window/workDoneProgress/cancel", json!({"token": created["token"]}));
-    let end = ed.notification("$/progress");
-    assert_eq!(end["value"]["kind"], "end");
+    // The cancel is said in the log, the progress ends, and the status says cancelled.
+    let mut seen = [ed.next_message(), ed.next_message()];
+    seen.sort_by_key(|m| m["method"].as_str().unwrap().to_string());
+    assert_eq!(seen[0]["params"]["value"]["kind"], "end", "{seen:?}");
+    assert!(seen[1]["params"]["message"].as_str().unwrap().starts_with("cancelled the profile of Main"), "{seen:?}");
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.status", "arguments": []}));
     let status = ed.response(id);
-    assert_eq!(status["status"], "Idle", "{status}");
+    assert!(status["status"].as_str().unwrap().starts_with("Cancelled"), "{status}");
     ed.finish();
 }
 
@@ -514,8 +559,9 @@ fn a_client_that_asks_gets_status_entry_points_and_the_hops_for_its_own_picker()
     let seen = ed.until(|m| m["method"] == "bloatlens/status" && m["params"]["state"] == "done");
     let statuses: Vec<&Value> =
         seen.iter().filter(|m| m["method"] == "bloatlens/status").map(|m| &m["params"]).collect();
-    assert_eq!(statuses[0]["state"], "running");
+    assert_eq!((&statuses[0]["state"], &statuses[1]["state"]), (&json!("compiling"), &json!("running")));
     assert_eq!(statuses[0]["mainClass"], "Main");
+    assert_eq!(statuses[0]["run"], statuses[1]["run"], "compiling and running are one run");
     let done = statuses.last().unwrap();
     let published = seen.iter().find(|m| m["method"] == "textDocument/publishDiagnostics").expect("diagnostics");
     let diags = published["params"]["diagnostics"].as_array().unwrap();
@@ -544,5 +590,89 @@ fn a_client_that_asks_gets_status_entry_points_and_the_hops_for_its_own_picker()
     ed.diagnostics(&u);
     let stale = ed.notification("bloatlens/status");
     assert!(stale["stale"].as_u64().unwrap() >= 1, "{stale}");
+    ed.finish();
+}
+
+#[test]
+fn malformed_messages_are_answered_and_the_server_keeps_working() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    // A body that is not JSON, one that is not UTF-8, a Content-Length that is not a number.
+    ed.send_raw(b"Content-Length: 9\r\n\r\n{not json");
+    let parse = ed.next_message();
+    assert_eq!((parse["id"].clone(), parse["error"]["code"].clone()), (Value::Null, json!(-32700)), "{parse}");
+    ed.send_raw(b"Content-Length: 4\r\n\r\n\"\xff\xfe\"");
+    let utf8 = ed.next_message();
+    assert_eq!(utf8["error"]["code"], -32700, "{utf8}");
+    assert!(utf8["error"]["message"].as_str().unwrap().contains("UTF-8"), "{utf8}");
+    ed.send_raw(b"Content-Length: lots\r\n\r\n");
+    assert_eq!(ed.next_message()["error"]["code"], -32700);
+    // JSON, but not JSON-RPC: an invalid request, answered with its id.
+    ed.send_raw(b"Content-Length: 24\r\n\r\n{\"id\": 42, \"params\": {}}");
+    let invalid = ed.next_message();
+    assert_eq!((invalid["id"].clone(), invalid["error"]["code"].clone()), (json!(42), json!(-32600)), "{invalid}");
+    // The session goes on: a save profiles and publishes.
+    let diags = save_and_profile(&mut ed, &u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    ed.finish();
+}
+
+#[test]
+fn exit_ends_the_server_within_a_second_while_a_program_sleeps() {
+    let src = "public class Main {\n    public static void main(String[] args) throws Exception {\n        Thread.sleep(600_000);\n    }\n}\n";
+    let mut ed = start(&[("Main.java", src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.server_request("window/workDoneProgress/create", Value::Null);
+    assert_eq!(ed.notification("$/progress")["value"]["kind"], "begin");
+    // Let the program reach its sleep.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let took = ed.finish_timed();
+    assert!(took < std::time::Duration::from_secs(1), "the server took {took:?} to end after `exit`");
+    eprintln!("the server ended {took:?} after `exit` while its program slept");
+}
+
+#[test]
+fn the_chain_walk_stays_on_its_chain_through_lines_with_other_findings() {
+    // The copy chain found on line 63 passes line 18, where another copy chain starts.
+    let src = fixture("corpus/payroll_summary");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    save_and_profile(&mut ed, &u);
+    let walk = |ed: &mut Editor, command: &str, at: &Value, extra: Option<Value>| {
+        let mut args = vec![json!(u), at.clone()];
+        args.extend(extra);
+        let id = ed.request("workspace/executeCommand", json!({"command": command, "arguments": args}));
+        let (result, shown) = ed.command_showing(id);
+        assert_eq!(shown["selection"], result["range"], "the editor is shown the stop answered");
+        result
+    };
+    let first = walk(&mut ed, "bloatlens.nextHop", &json!({"line": 62, "character": 0}), None);
+    let (chain, of) = (first["chain"].clone(), first["of"].as_u64().unwrap());
+    assert!(of >= 4, "{first}");
+    let mut lines = vec![first["range"]["start"]["line"].as_u64().unwrap()];
+    let mut last = first;
+    // Forward to the end: every step on the same chain, one stop further.
+    while last["hop"].as_u64().unwrap() < of - 1 {
+        let hop = last["hop"].as_u64().unwrap();
+        let next =
+            walk(&mut ed, "bloatlens.nextHop", &last["range"]["start"], Some(json!({"stop": hop, "chain": chain})));
+        assert_eq!(next["chain"], chain, "the walk switched chains at {last}");
+        assert_eq!(next["hop"].as_u64().unwrap(), hop + 1, "{next}");
+        lines.push(next["range"]["start"]["line"].as_u64().unwrap());
+        last = next;
+    }
+    assert!(lines.contains(&17), "the walk passed line 18, where the other chain starts: {lines:?}");
+    // And back to the finding.
+    while last["hop"].as_u64().unwrap() > 0 {
+        let hop = last["hop"].as_u64().unwrap();
+        let prev =
+            walk(&mut ed, "bloatlens.prevHop", &last["range"]["start"], Some(json!({"stop": hop, "chain": chain})));
+        assert_eq!(prev["chain"], chain, "the walk switched chains at {last}");
+        assert_eq!(prev["hop"].as_u64().unwrap(), hop - 1, "{prev}");
+        last = prev;
+    }
+    assert_eq!(last["range"]["start"]["line"], 62);
     ed.finish();
 }

@@ -43,7 +43,7 @@ pub fn find_javac(jdk_home: Option<&Path>) -> Result<PathBuf, CompileError> {
         if javac.is_file() {
             return Ok(javac);
         }
-        tried.push(javac.display().to_string());
+        tried.push(format!("{} (from JAVA_HOME)", javac.display()));
     }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
@@ -186,7 +186,11 @@ pub fn package_of(text: &str) -> Option<String> {
 }
 
 /// The source root of a file: its directory minus the package's directories, when they match.
+/// From any working directory: `App.java` inside `com/acme/util` has the root three levels up.
 pub fn source_root_of(source: &Path) -> PathBuf {
+    let source =
+        source.canonicalize().or_else(|_| std::path::absolute(source)).unwrap_or_else(|_| source.to_path_buf());
+    let source = source.as_path();
     let dir = source.parent().map(Path::to_path_buf).unwrap_or_default();
     let package = std::fs::read_to_string(source).ok().and_then(|t| package_of(&t));
     match package {

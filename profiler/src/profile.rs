@@ -150,11 +150,29 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     };
     let totals =
         RunTotals { instructions: result.stats.instructions, allocated_bytes: result.stats.allocated_bytes, copies };
-    let findings = triage(findings, &totals, &calls, &s);
+    let mut findings = triage(findings, &totals, &calls, &s);
+    if matches!(result.outcome, Outcome::Stopped(_)) {
+        keep_what_a_stopped_run_knows(&mut findings);
+    }
     let mut report = make_report(config, &result, findings, copy_profile);
     report.call_tree = tree;
     report.cost_benefit = cost_benefit;
     Ok((result, report, graphs))
+}
+
+/// What a run that a budget or a cancel stopped can know: the copies and the costs counted so far.
+/// Verdicts about what objects came to (never used, never stored in the heap, how long they lived,
+/// what their fields brought) need the end of the run, so those findings are left out; the rest
+/// are marked partial and are never warnings.
+fn keep_what_a_stopped_run_knows(findings: &mut Vec<Finding>) {
+    findings.retain(|f| matches!(f.kind.as_str(), "copy-chain" | "clone" | "bottleneck"));
+    for f in findings {
+        f.evidence.insert("partial".into(), true.into());
+        f.message.push_str(" (counted until the run was stopped)");
+        if f.severity == "warning" {
+            f.severity = "info".into();
+        }
+    }
 }
 
 /// Adds to `report` how its call sequences' costs changed since `previous` (an earlier report of
@@ -196,6 +214,7 @@ fn make_report(
             exit_status: result.status(),
             outcome_detail: detail,
             partial,
+            stopped_at: result.stopped_at.clone(),
             analyses: config.analyses.names(),
             settings: config.settings.clone(),
             wall_ms: result.stats.wall.as_millis() as u64,

@@ -81,8 +81,13 @@ pub struct RunInfo {
     pub exit_status: i32,
     /// Why the run stopped early, or the uncaught exception.
     pub outcome_detail: Option<String>,
-    /// True when the program did not run to its end: the findings cover part of it.
+    /// True when the program did not run to its end: the findings cover part of it. When a budget
+    /// or a cancel stopped it, only copies and costs counted so far are reported (each finding's
+    /// evidence says `partial`): what objects came to needs the end of the run.
     pub partial: bool,
+    /// Where a stopped run spent its last seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<crate::vm::whereabouts::StopPlace>,
     pub analyses: Vec<String>,
     pub settings: Settings,
     pub wall_ms: u64,
@@ -318,6 +323,19 @@ pub fn histogram_rows(f: &Finding) -> Vec<String> {
             Some(format!("≥ {:>8} {bar} {n}", human_bytes(from)))
         })
         .collect()
+}
+
+/// A duration as people read it: `850 ms`, `2.0 s`, `1 min 5 s`.
+pub fn human_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0..=999 => format!("{ms} ms"),
+        1000..=59_999 => format!("{:.1} s", d.as_secs_f64()),
+        _ => match d.as_secs() % 60 {
+            0 => format!("{} min", d.as_secs() / 60),
+            s => format!("{} min {s} s", d.as_secs() / 60),
+        },
+    }
 }
 
 /// `512 B`, `4 KB`, `2 MB` (powers of 1024, as lifetimes are log2 buckets).

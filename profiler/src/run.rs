@@ -21,6 +21,8 @@ pub struct RunConfig {
     pub limits: Limits,
     /// Keep stdout/stderr in memory instead of writing them through.
     pub capture: bool,
+    /// Write the program's stdout to the process's stderr (when the report goes to stdout).
+    pub stdout_to_stderr: bool,
     /// Collect after this many bytes of allocation (default: a quarter of the heap cap, at most
     /// 64 MB, growing with the live heap). The lifetime analysis sets its young generation here.
     pub gc_interval_bytes: Option<u64>,
@@ -37,6 +39,7 @@ impl RunConfig {
             jdk: None,
             limits: Limits::default(),
             capture: false,
+            stdout_to_stderr: false,
             gc_interval_bytes: None,
         }
     }
@@ -50,15 +53,28 @@ pub struct RunResult {
     pub stats: Stats,
     /// Time spent booting the JDK (initPhase1) before `main`.
     pub boot_time: Duration,
+    /// Where a run that did not end by itself (a budget, a cancel) spent its last seconds.
+    pub stopped_at: Option<crate::vm::whereabouts::StopPlace>,
 }
 
+/// The exit status of a run that an instruction or time budget stopped.
+pub const STATUS_BUDGET: i32 = 3;
+/// The exit status of a run interrupted (Ctrl-C, a cancel), as a shell reports SIGINT.
+pub const STATUS_INTERRUPTED: i32 = 130;
+/// The exit status when Bloatlens could not run the program (no JDK, no main class, compile errors,
+/// an unsupported native, a VM error).
+pub const STATUS_NOT_RUN: i32 = 2;
+
 impl RunResult {
-    /// The exit status `java` would have given.
+    /// The command line's exit status: the program's own when it ran (what `java` gives: its
+    /// `System.exit` status, 1 for an uncaught exception), else why it did not end by itself.
     pub fn status(&self) -> i32 {
         match &self.outcome {
             Outcome::Exited(s) => *s,
             Outcome::UncaughtException(_) => 1,
-            Outcome::Stopped(_) => 2,
+            Outcome::Stopped(VmError::InstructionBudget(_) | VmError::TimeBudget(_)) => STATUS_BUDGET,
+            Outcome::Stopped(VmError::Cancelled) => STATUS_INTERRUPTED,
+            Outcome::Stopped(_) => STATUS_NOT_RUN,
         }
     }
 }
@@ -70,15 +86,35 @@ pub fn locate_jdk(explicit: Option<&PathBuf>) -> Result<Jdk, VmError> {
     })
 }
 
+/// Native stack of the thread a run executes on. Java frames live on the VM's own stacks; this
+/// native stack only holds Rust activations of nested calls back into Java (class initialisers,
+/// reflection, natives that call Java), so it is sized for thousands of those. It is reserved, not
+/// committed: untouched pages cost nothing.
+pub const VM_THREAD_STACK: usize = 512 << 20;
+
+/// Of [`VM_THREAD_STACK`], what nested calls may use before the call that goes deeper throws
+/// `StackOverflowError` in Java (the rest is headroom for the deepest Rust code between checks).
+pub const VM_NATIVE_STACK_BUDGET: usize = VM_THREAD_STACK - (64 << 20);
+
 /// Runs a program under the VM with the given tracker. Errors before `main` starts (no JDK,
 /// a class path entry missing, boot failure) are `Err`; everything after is in the outcome.
 ///
-/// A panic inside the VM (a bug of ours, never the program's fault) is caught here and reported as
-/// `VmError::Internal`, so that a caller such as the language server keeps running.
-pub fn run_with<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_unguarded(config, tracker))) {
-        Ok(result) => result,
-        Err(panic) => {
+/// The run gets a thread of its own (see [`VM_THREAD_STACK`]), whatever thread calls: the CLI's
+/// main thread and the server's worker threads alike. A panic inside the VM (a bug of ours, never
+/// the program's fault) ends that thread only and is reported as `VmError::Internal`, so that a
+/// caller such as the language server keeps running.
+pub fn run_with<T: Tracker + Send>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
+    let ran = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("bloatlens-vm".into())
+            .stack_size(VM_THREAD_STACK)
+            .spawn_scoped(scope, || run_unguarded(config, tracker))
+            .map(|vm| vm.join())
+    });
+    match ran {
+        Err(e) => Err(VmError::Internal(format!("could not start the VM's thread: {e}"))),
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => {
             let msg = panic
                 .downcast_ref::<String>()
                 .cloned()
@@ -96,7 +132,9 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         class_path: config.class_path.clone(),
         source_roots: config.source_roots.clone(),
         stdin: config.stdin,
+        stdout_to_stderr: config.stdout_to_stderr,
         limits: config.limits.clone(),
+        native_stack_budget: VM_NATIVE_STACK_BUDGET,
         // Collect after a quarter of the cap (at most 64 MB) was allocated; the interval then grows with the live heap.
         gc_interval_bytes: config
             .gc_interval_bytes
@@ -106,6 +144,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;
     let boot_time = started.elapsed();
     let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
+    let stopped_at = matches!(outcome, Outcome::Stopped(_)).then(|| vm.stop_place()).flatten();
     if T::FINAL_COLLECTION {
         let _ = vm.collect_garbage(&mut thread);
     }
@@ -114,7 +153,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     vm.tracker.on_instructions(stats.instructions);
     vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
-    Ok((RunResult { outcome, stdout, stderr, stats, boot_time }, vm.tracker))
+    Ok((RunResult { outcome, stdout, stderr, stats, boot_time, stopped_at }, vm.tracker))
 }
 
 pub fn run(config: &RunConfig) -> Result<RunResult, VmError> {

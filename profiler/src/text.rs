@@ -46,6 +46,9 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
         r.allocated_bytes as f64 / 1e6,
         r.wall_ms
     );
+    if let Some(place) = &r.stopped_at {
+        let _ = writeln!(out, "stopped in: {}", place.describe());
+    }
     if report.findings.is_empty() {
         let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
     }

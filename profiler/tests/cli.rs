@@ -46,8 +46,13 @@ fn stdout(o: &Output) -> String {
 
 /// One `bloatlens: error:` line, nothing else (no panic, no backtrace), status 2.
 fn assert_vm_error(o: &Output, needle: &str) {
+    assert_stopped(o, 2, needle);
+}
+
+/// One line on stderr, `bloatlens: error: …needle…`, and exit status `status`.
+fn assert_stopped(o: &Output, status: i32, needle: &str) {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(o.status.code(), Some(status), "stderr: {err}");
     assert_eq!(err.lines().count(), 1, "one line expected, got: {err}");
     assert!(err.starts_with("bloatlens: error: "), "{err}");
     assert!(err.contains(needle), "expected {needle:?} in {err:?}");
@@ -114,12 +119,30 @@ fn jdk_without_lib_modules() {
     let d = tempfile::tempdir().unwrap();
     let o = bloatlens(&["run", "--jdk", &d.path().display().to_string(), "-cp", ".", "Hello"]);
     assert_vm_error(&o, "has no lib/modules");
+    assert!(stderr(&o).contains("(from the --jdk flag"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_wrong_java_home_is_named_and_the_java_on_path_is_used() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let empty = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
-        .env("JAVA_HOME", d.path())
+        .env("JAVA_HOME", empty.path())
+        .args(["run", "-cp", &classes(&d).display().to_string(), "Hello"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "hi 0\n", "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("bloatlens: warning: ") && err.contains("(from JAVA_HOME)"), "{err}");
+    assert!(err.contains("using the JDK of the `java` on PATH"), "{err}");
+    // With no java on PATH either, the error says where the path came from.
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .env("JAVA_HOME", empty.path())
+        .env("PATH", empty.path())
         .args(["run", "-cp", ".", "Hello"])
         .output()
         .unwrap();
-    assert_vm_error(&o, "has no lib/modules");
+    assert_vm_error(&o, "(from JAVA_HOME) has no lib/modules");
 }
 
 const SPIN: &str = "public class Spin { public static void main(String[] a) { long i = 0; while (true) { i++; } } }";
@@ -127,13 +150,18 @@ const SPIN: &str = "public class Spin { public static void main(String[] a) { lo
 #[test]
 fn instruction_budget_stops_an_endless_loop() {
     let d = compile(&[("Spin.java", SPIN)]);
-    assert_vm_error(&run_in(&classes(&d), "Spin", &["--max-instructions", "5000000"]), "instruction budget exhausted");
+    assert_stopped(
+        &run_in(&classes(&d), "Spin", &["--max-instructions", "5000000"]),
+        3,
+        "instruction budget exhausted",
+    );
 }
 
 #[test]
 fn time_budget_stops_an_endless_loop() {
     let d = compile(&[("Spin.java", SPIN)]);
-    assert_vm_error(&run_in(&classes(&d), "Spin", &["--max-seconds", "1"]), "time budget exhausted");
+    let o = run_in(&classes(&d), "Spin", &["--max-seconds", "1"]);
+    assert_stopped(&o, 3, "time budget exhausted after 1.0 s");
 }
 
 #[test]
@@ -204,4 +232,46 @@ fn a_deadlock_is_reported_naming_the_threads() {
     let err = stderr(&o);
     assert!(err.contains("thread \"main\" waits to lock a java.lang.Object held by \"second\""), "{err}");
     assert!(err.contains("thread \"second\" waits to lock a java.lang.Object held by \"main\""), "{err}");
+}
+
+#[test]
+fn a_sleep_inside_a_class_initialiser_still_ends_at_the_time_budget() {
+    // A static initialiser runs as a nested call: its sleep cannot yield to the scheduler.
+    let src = "public class Nap { static class Slow { static int v; static { try { Thread.sleep(60_000); } catch (InterruptedException e) {} v = 1; } }
+        public static void main(String[] a) { System.out.println(Slow.v); } }";
+    let d = compile(&[("Nap.java", src)]);
+    let started = std::time::Instant::now();
+    let o = run_in(&classes(&d), "Nap", &["--max-seconds", "1"]);
+    assert_stopped(&o, 3, "time budget exhausted");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn a_prompt_without_a_newline_shows_before_the_program_reads() {
+    use std::io::{Read, Write};
+    let src = "import java.util.Scanner; public class Ask { public static void main(String[] a) {
+        System.out.print(\"Your name? \"); String n = new Scanner(System.in).nextLine(); System.out.println(\"Hello, \" + n); } }";
+    let d = compile(&[("Ask.java", src)]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["run", "-cp", &classes(&d).display().to_string(), "Ask"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    // Should the prompt never come, the program is killed and the read below fails instead of hanging.
+    let pid = child.id().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let _ = Command::new("kill").args(["-9", &pid]).status();
+    });
+    let mut prompt = [0u8; 11];
+    // Blocks until the prompt arrives: with buffered output it would never come before the answer.
+    out.read_exact(&mut prompt).unwrap();
+    assert_eq!(&prompt, b"Your name? ");
+    child.stdin.take().unwrap().write_all(b"Ada\n").unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "Hello, Ada\n");
+    assert!(child.wait().unwrap().success());
 }

@@ -7,6 +7,9 @@
 //! these machines carry) compiled with that JDK's own `javac`; the JDK 25 run is skipped, loudly, only
 //! when that JDK is absent. `jdk25-known-gaps.txt` lists trials (`jdk25/NAME`) that do not pass yet.
 //!
+//! On the default JDK each program also runs under `profile` with every analysis on, and must print
+//! the same stdout and stderr and exit with the same status as its plain run.
+//!
 //! A program may carry `args.txt` (one argument per line) and `classpath.txt` (jars it compiles
 //! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages).
 
@@ -33,6 +36,8 @@ fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
         args: lines(dir, "args.txt"),
         compare_stderr: true,
         max_seconds: 300,
+        // On the default JDK every program is profiled too, and must print the same.
+        profiled: jdk.home.is_none(),
     };
     compare(jdk, &program)
 }

@@ -47,6 +47,7 @@ fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
         args: lines(dir, "args.txt"),
         compare_stderr: false,
         max_seconds: 300,
+        profiled: false,
     };
     compare(jdk, &program)
 }

@@ -83,7 +83,7 @@ fn a_program_that_throws_still_gets_its_report() {
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("r.json");
     let o = profile_json(&out, &[], &[&src, "throw"]);
-    assert!(o.status.success());
+    assert_eq!(o.status.code(), Some(1), "the program's own status, as java gives it");
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("Exception in thread \"main\" java.lang.IllegalStateException: boom"));
     let r = json_report(&out);
@@ -98,12 +98,26 @@ fn a_budget_stop_yields_a_partial_report() {
     let src = write(dir.path(), "Temps.java", TEMPS);
     let out = dir.path().join("r.json");
     let o = profile_json(&out, &["--max-instructions", "3000000"], &[&src, "loop"]);
-    assert!(o.status.success());
+    assert_eq!(o.status.code(), Some(3), "a budget stop has its own status");
     let r = json_report(&out);
     assert_eq!(r["run"]["outcome"], "stopped");
     assert_eq!(r["run"]["partial"], true);
     assert!(r["run"]["outcome_detail"].as_str().unwrap().contains("instruction"), "{}", r["run"]);
-    assert!(kinds(&r).contains(&"nath".to_string()), "what ran before the stop is reported");
+    // Where it was: the endless loop of main, on its source line.
+    let loop_line = TEMPS.lines().position(|l| l.contains("while (true)")).unwrap() + 1;
+    assert_eq!(r["run"]["stopped_at"]["method"], "main", "{}", r["run"]);
+    assert_eq!(r["run"]["stopped_at"]["line"], loop_line, "{}", r["run"]);
+    assert!(r["run"]["stopped_at"]["share"].as_f64().unwrap() > 0.5, "{}", r["run"]);
+    // Verdicts on what objects came to need the end of the run: none from a stopped one.
+    for f in r["findings"].as_array().unwrap() {
+        assert!(["copy-chain", "clone", "bottleneck"].contains(&f["kind"].as_str().unwrap()), "{f}");
+        assert_eq!(f["evidence"]["partial"], true, "{f}");
+    }
+    assert!(!kinds(&r).contains(&"nath".to_string()));
+    // The text report says where it stopped.
+    let o = bloatlens(&["profile", "--max-instructions", "3000000", &src, "loop"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("stopped in: ") && text.contains(&format!("Temps.main (Temps.java:{loop_line})")), "{text}");
 }
 
 #[test]
@@ -372,4 +386,117 @@ fn arguments_after_the_program_are_the_programs() {
     assert_eq!(std::fs::read_to_string(dir.path().join("out.txt")).unwrap(), "-cp|x\n");
     let help = bloatlens(&["profile", "--help"]);
     assert!(String::from_utf8_lossy(&help.stdout).contains("-cp"));
+}
+
+#[test]
+fn profile_exits_with_the_programs_status_or_2_when_it_could_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Quits.java",
+        "public class Quits { public static void main(String[] a) { System.out.println(\"bye\"); System.exit(3 + a.length); } }",
+    );
+    let out = dir.path().join("r.json");
+    let o = profile_json(&out, &[], &[&src, "x"]);
+    assert_eq!(o.status.code(), Some(4), "System.exit's status: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json_report(&out)["run"]["exit_status"], 4);
+    // A main class that does not exist: nothing ran, no report, status 2.
+    let classes = dir.path().join("classes");
+    std::fs::create_dir_all(&classes).unwrap();
+    let o = bloatlens(&["profile", "-cp", classes.to_str().unwrap(), "NoSuchMain"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "", "no report for a program that never ran");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("could not find or load main class NoSuchMain"));
+}
+
+#[test]
+fn a_json_report_on_stdout_keeps_the_programs_output_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let o = bloatlens(&["profile", "--format", "json", &src]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON report alone");
+    assert_eq!(report["run"]["outcome"], "exited");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sum 59700\n"));
+}
+
+#[test]
+fn a_source_file_is_found_from_inside_its_package_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("com/acme/util");
+    std::fs::create_dir_all(&pkg).unwrap();
+    write(
+        &pkg,
+        "Names.java",
+        "package com.acme.util;\npublic class Names { static String shout(String s) { return s.toUpperCase(); } }\n",
+    );
+    write(
+        &pkg,
+        "App.java",
+        "package com.acme.util;\npublic class App { public static void main(String[] a) { System.out.println(Names.shout(\"hi\")); } }\n",
+    );
+    let o =
+        Command::new(env!("CARGO_BIN_EXE_bloatlens")).current_dir(&pkg).args(["profile", "App.java"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("HI\n"), "{}", String::from_utf8_lossy(&o.stdout));
+}
+
+#[test]
+fn a_stack_overflow_names_the_flag_and_a_deep_recursion_runs_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Deep.java",
+        "public class Deep { static int down(int n) { return n == 0 ? 0 : 1 + down(n - 1); }
+         public static void main(String[] a) { System.out.println(down(Integer.parseInt(a[0]))); } }",
+    );
+    let o = bloatlens(&["profile", "--analyses", "copy", &src, "5000"]);
+    assert!(o.status.success(), "5,000 frames run under java's default stack: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("5000\n"));
+    let o = bloatlens(&["profile", "--analyses", "copy", "--max-stack-depth", "1000", &src, "5000"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("java.lang.StackOverflowError"), "{err}");
+    assert!(err.contains("--max-stack-depth"), "the hint names the flag: {err}");
+}
+
+#[test]
+fn numeric_flags_out_of_range_are_errors() {
+    for (flag, value) in [("--max-heap-mb", "0"), ("--max-heap-mb", "99999999999999"), ("--max-stack-depth", "5")] {
+        let o = bloatlens(&["profile", flag, value, "Nope.java"]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag) && err.contains("error"), "{flag} {value}: {err}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_program_and_still_prints_the_report() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Spin.java",
+        "public class Spin { public static void main(String[] a) { System.err.println(\"started\"); long s = 0;
+         while (true) { s += new StringBuilder().append(s).length(); } } }",
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["profile", "--format", "json", &src])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("started") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "the program never started");
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let report: Value = serde_json::from_slice(&o.stdout).expect("the report is printed after Ctrl-C");
+    assert_eq!(report["run"]["outcome"], "cancelled");
+    assert_eq!(report["run"]["partial"], true);
 }

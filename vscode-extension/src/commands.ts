@@ -26,6 +26,8 @@ interface EntryPoint {
 
 interface HopResult extends Place {
   hop: number;
+  /** The chain's identity, passed back on the next step. */
+  chain: string;
   of: number;
 }
 
@@ -73,15 +75,18 @@ async function profileEntryPoint(session: Session): Promise<void> {
   if (picked) await session.command("bloatlens.profile", [picked.main.uri, picked.main.class]);
 }
 
-/** Where the last hop command left the cursor: a chain within one method passes the same lines
- * more than once, so the server is told which stop the cursor is at while it stays there. */
-let lastStop: { uri: string; line: number; stop: number } | undefined;
+/** Where the last hop command left the cursor, on which chain: while the cursor stays there the
+ * server is told the chain (a line may hold other findings) and the stop (a chain within one
+ * method passes the same lines more than once). */
+let lastStop: { uri: string; line: number; stop: number; chain: string } | undefined;
 
 async function goToHop(session: Session, command: "bloatlens.nextHop" | "bloatlens.prevHop"): Promise<void> {
   const args = cursorArgs(session);
   if (!args) return;
   const [uri, position] = args as [string, { line: number }];
-  if (lastStop && lastStop.uri === uri && lastStop.line === position.line) args.push({ stop: lastStop.stop });
+  if (lastStop && lastStop.uri === uri && lastStop.line === position.line) {
+    args.push({ stop: lastStop.stop, chain: lastStop.chain });
+  }
   // The server answers and also asks the editor to show the hop (window/showDocument).
   const result = await session.command<HopResult | null>(command, args);
   if (result === undefined) return;
@@ -90,7 +95,7 @@ async function goToHop(session: Session, command: "bloatlens.nextHop" | "bloatle
     void vscode.window.showInformationMessage("Bloatlens: no copy chain in this file (save to profile the program).");
     return;
   }
-  lastStop = { uri: result.uri, line: result.range.start.line, stop: result.hop };
+  lastStop = { uri: result.uri, line: result.range.start.line, stop: result.hop, chain: result.chain };
   vscode.window.setStatusBarMessage(`Bloatlens: stop ${result.hop + 1} of ${result.of} of the copy chain`, 4000);
 }
 

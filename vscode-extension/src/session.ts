@@ -27,6 +27,9 @@ const statusCapability: StaticFeature = {
   clear() {},
 };
 
+/** Where the workspace's entry point is remembered between sessions. */
+const ENTRY_POINT_KEY = "bloatlens.entryPoint";
+
 export class Session implements vscode.Disposable {
   client: LanguageClient | undefined;
   server: FoundServer | undefined;
@@ -83,7 +86,11 @@ export class Session implements vscode.Disposable {
     this.log.info(`server ${this.server.path} (${this.server.source}), version ${this.server.version}`);
     const options: LanguageClientOptions = {
       documentSelector: [{ scheme: "file", language: "java" }],
-      initializationOptions: currentServerSettings(this.manifest),
+      // The entry point chosen in this workspace before: the server starts from it.
+      initializationOptions: {
+        ...currentServerSettings(this.manifest),
+        entryPoint: this.context.workspaceState.get<string>(ENTRY_POINT_KEY) ?? "",
+      },
       outputChannel: this.log,
       traceOutputChannel: this.log,
       middleware: {
@@ -94,7 +101,12 @@ export class Session implements vscode.Disposable {
     };
     const client = new LanguageClient("bloatlens", "Bloatlens", { command: this.server.path, args: [] }, options);
     client.registerFeature(statusCapability);
-    client.onNotification("bloatlens/status", (s: ServerStatus) => this.status.show({ kind: "server", status: s }));
+    client.onNotification("bloatlens/status", (s: ServerStatus) => {
+      if ((s.state === "compiling" || s.state === "running") && s.mainClass) {
+        void this.context.workspaceState.update(ENTRY_POINT_KEY, s.mainClass);
+      }
+      this.status.show({ kind: "server", status: s });
+    });
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped) this.status.show({ kind: "stopped", reason: "the server stopped (see the output)" });
     });

@@ -6,8 +6,12 @@ import * as vscode from "vscode";
 
 /** The `bloatlens/status` notification's payload. */
 export interface ServerStatus {
-  state: "idle" | "running" | "done" | "failed";
+  state: "idle" | "choose" | "compiling" | "running" | "done" | "cancelled" | "failed";
   mainClass?: string;
+  /** The run's number: a newer save starts a new one (the timer starts again). */
+  run?: number;
+  /** With `choose`: the classes with a main. */
+  mains?: string[];
   findings: number;
   stale: number;
   millis?: number;
@@ -52,12 +56,31 @@ export function describe(s: ClientStatus, elapsed?: number): Look {
           return st.findings > 0
             ? look(`$(pulse) Bloatlens: ${plural(st.findings, "finding")}${stale}`, "Bloatlens: the last profile's findings")
             : look("$(pulse) Bloatlens", "Bloatlens: save a Java file (or run Profile Current Main) to profile");
-        case "running":
+        case "choose":
           return look(
-            `$(loading~spin) Bloatlens: profiling ${st.mainClass ?? ""}`.trimEnd() +
+            "$(list-selection) Bloatlens: choose an entry point",
+            `Bloatlens: ${st.mains?.length ?? 0} classes have a main method (${(st.mains ?? []).join(", ")}); ` +
+              "click to choose the one to profile",
+            false,
+            true,
+          );
+        case "compiling":
+        case "running": {
+          const verb = st.state === "compiling" ? "compiling" : "profiling";
+          return look(
+            `$(loading~spin) Bloatlens: ${verb} ${st.mainClass ?? ""}`.trimEnd() +
               (elapsed !== undefined && elapsed >= 1000 ? ` · ${Math.floor(elapsed / 1000)} s` : ""),
-            `Bloatlens: compiling and profiling ${st.mainClass ?? "the program"}` +
+            `Bloatlens: ${verb} ${st.mainClass ?? "the program"}` +
               (st.findings > 0 ? `; the ${plural(st.findings, "finding")} shown are from the last run` : ""),
+          );
+        }
+        case "cancelled":
+          return look(
+            `$(circle-slash) Bloatlens: cancelled${st.findings > 0 ? ` · ${plural(st.findings, "finding")} from the last run` : ""}`,
+            `Bloatlens: the profile of ${st.mainClass ?? "the program"} was cancelled` +
+              (st.findings > 0 ? `; the ${plural(st.findings, "finding")} shown are from the last complete run` : ""),
+            false,
+            true,
           );
         case "done": {
           const when = st.millis !== undefined ? ` · ${duration(st.millis)}` : "";
@@ -98,12 +121,14 @@ export class StatusBar implements vscode.Disposable {
     if (s.kind === "server" && s.status.state === "done" && !(this.current.kind === "server" && this.current.status.state === "done")) {
       this.runs += 1;
     }
-    const running = s.kind === "server" && s.status.state === "running";
-    const wasRunning = this.current.kind === "server" && this.current.status.state === "running";
-    if (running && !wasRunning) {
+    const runOf = (c: ClientStatus) =>
+      c.kind === "server" && (c.status.state === "running" || c.status.state === "compiling") ? (c.status.run ?? 0) : undefined;
+    const run = runOf(s);
+    if (run !== undefined && run !== runOf(this.current)) {
+      // A new run (a newer save replaced the last one): its own clock.
       this.runningSince = Date.now();
-      this.ticker = setInterval(() => this.render(), 1000);
-    } else if (!running && this.ticker !== undefined) {
+      this.ticker ??= setInterval(() => this.render(), 1000);
+    } else if (run === undefined && this.ticker !== undefined) {
       clearInterval(this.ticker);
       this.ticker = undefined;
     }
@@ -115,6 +140,9 @@ export class StatusBar implements vscode.Disposable {
     const s = this.current;
     const look = describe(s, this.ticker !== undefined ? Date.now() - this.runningSince : undefined);
     this.item.text = look.text;
+    // While no entry point is chosen, a click offers the mains to choose from.
+    const choosing = s.kind === "server" && s.status.state === "choose";
+    this.item.command = choosing ? "bloatlens.profileEntryPoint" : "bloatlens.profileCurrentMain";
     const tip = new vscode.MarkdownString(
       `${look.tooltip}\n\n[Profile again](command:bloatlens.profileCurrentMain) · [Choose entry point](command:bloatlens.profileEntryPoint) · [Output](command:bloatlens.showOutput)`,
     );

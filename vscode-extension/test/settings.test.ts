@@ -12,7 +12,7 @@ test("the defaults reach the server nested as its Config, without the client's o
     "analyses", "args", "budgets", "classPath", "inlayHints", "maxLensesPerFile", "profileOnSave", "thresholds",
   ]);
   assert.deepEqual(options.analyses, { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true });
-  assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 3000 });
+  assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 10000 });
   assert.equal((options.thresholds as Record<string, unknown>).bottleneckMetric, "instructions");
   assert.equal(options.profileOnSave, true);
   // Empty strings mean "the server's default": no mainClass "", no jdkPath "".

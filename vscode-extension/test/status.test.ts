@@ -57,3 +57,25 @@ test("a running profile counts its seconds, and stops counting when it ends", as
   assert.equal(item.text, "$(pulse) Bloatlens: 1 finding · 3.1 s");
   bar.dispose();
 });
+
+test("a newer run restarts the clock; choosing and cancelling say so", async (t) => {
+  t.mock.timers.enable({ apis: ["setInterval", "Date"] });
+  const bar = new StatusBar();
+  const item = items[items.length - 1];
+  bar.show({ kind: "server", status: { state: "compiling", mainClass: "Main", run: 1, findings: 0, stale: 0 } });
+  t.mock.timers.tick(2000);
+  bar.show({ kind: "server", status: { state: "running", mainClass: "Main", run: 1, findings: 0, stale: 0 } });
+  t.mock.timers.tick(2000);
+  assert.equal(item.text, "$(loading~spin) Bloatlens: profiling Main · 4 s", "compiling and running are one run");
+  // A save during the run starts run 2: its clock starts at 0.
+  bar.show({ kind: "server", status: { state: "compiling", mainClass: "Main", run: 2, findings: 0, stale: 0 } });
+  t.mock.timers.tick(1000);
+  assert.equal(item.text, "$(loading~spin) Bloatlens: compiling Main · 1 s");
+  bar.show({ kind: "server", status: { state: "cancelled", mainClass: "Main", findings: 2, stale: 0 } });
+  assert.equal(item.text, "$(circle-slash) Bloatlens: cancelled · 2 findings from the last run");
+  bar.show({ kind: "server", status: { state: "choose", mains: ["A", "B"], findings: 0, stale: 0 } });
+  assert.equal(item.text, "$(list-selection) Bloatlens: choose an entry point");
+  assert.equal(item.command, "bloatlens.profileEntryPoint", "a click offers the mains");
+  assert.match(String(describe(bar.current).tooltip), /2 classes have a main method \(A, B\)/);
+  bar.dispose();
+});

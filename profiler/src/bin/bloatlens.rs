@@ -1,28 +1,39 @@
 //! The `bloatlens` command line.
 //!
 //! `bloatlens run -cp <classpath> <MainClass> [args...]` runs a program under the Bloatlens VM and
-//! exits as `java` would. Errors of the VM itself (no JDK, main class missing, bad class file,
-//! unsupported native, budget exhausted) print one line to stderr and exit with status 2.
+//! exits as `java` would.
 //!
 //! `bloatlens profile [-cp <classpath>] <MainClass | Main.java | source-dir> [args...]` runs it
-//! under the analyses and prints the report (text or JSON). Sources are compiled first with the
-//! user's `javac -g`; compile errors print javac's messages and exit 2.
+//! under the analyses and prints the report (text, JSON or DOT). Sources are compiled first with
+//! the user's `javac -g`.
+//!
+//! Both exit with the program's own status when it ran (as `time` and `perf stat` do: its
+//! `System.exit` status, 1 for an uncaught exception); see [`EXIT_STATUSES`] for the rest.
 
 use anyhow::{bail, Context};
 use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
+use bloatlens_profiler::report::human_duration;
 use bloatlens_profiler::report::{Report, Settings};
-use bloatlens_profiler::run::{run, RunConfig};
+use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STATUS_NOT_RUN};
 use bloatlens_profiler::text::{render, Sources};
-use bloatlens_profiler::vm::{Limits, Outcome};
+use bloatlens_profiler::vm::{Limits, Outcome, VmError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+/// The exit statuses, as `--help` prints them.
+const EXIT_STATUSES: &str =
+    "Exit status: the program's own when it ran (its System.exit status, 1 for an uncaught exception);
+2 when Bloatlens could not run it (no JDK, no main class, compile errors, an unsupported native);
+3 when an instruction or time budget stopped it; 130 when interrupted (Ctrl-C: the report is still printed).";
+
 #[derive(Parser)]
-#[command(name = "bloatlens", version, about = "Find runtime bloat in Java programs")]
+#[command(name = "bloatlens", version, about = "Find runtime bloat in Java programs", after_help = EXIT_STATUSES)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -168,28 +179,74 @@ struct RunArgs {
 #[derive(Args)]
 struct Budgets {
     /// Stop after this many bytecode instructions.
-    #[arg(long, default_value_t = Limits::default().max_instructions)]
+    #[arg(long, default_value_t = Limits::default().max_instructions,
+          value_parser = clap::value_parser!(u64).range(1..))]
     max_instructions: u64,
-    /// Stop after this many seconds of wall-clock time.
-    #[arg(long, default_value_t = Limits::default().max_wall.as_secs())]
+    /// Stop after this many seconds of wall-clock time (at most a week).
+    #[arg(long, default_value_t = Limits::default().max_wall.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
     max_seconds: u64,
-    /// Heap cap in MiB; beyond it allocation throws OutOfMemoryError.
-    #[arg(long, default_value_t = Limits::default().max_heap_bytes >> 20)]
+    /// Heap cap in MiB (at most 1 TiB); beyond it allocation throws OutOfMemoryError.
+    #[arg(long, default_value_t = Limits::default().max_heap_bytes >> 20,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     max_heap_mb: u64,
-    /// Java frames per thread; beyond it a call throws StackOverflowError.
-    #[arg(long, default_value_t = Limits::default().max_stack_depth)]
-    max_stack_depth: usize,
+    /// Java frames per thread; beyond it a call throws StackOverflowError. The default is about what
+    /// HotSpot's default 1 MB thread stack holds of ordinary frames.
+    #[arg(long, default_value_t = Limits::default().max_stack_depth as u64,
+          value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
+    max_stack_depth: u64,
 }
 
 impl Budgets {
-    fn limits(&self) -> Limits {
+    /// The limits, ended early when `interrupted` is set (Ctrl-C).
+    fn limits(&self, interrupted: &Arc<AtomicBool>) -> Limits {
         Limits {
             max_instructions: self.max_instructions,
             max_wall: Duration::from_secs(self.max_seconds),
             max_heap_bytes: self.max_heap_mb << 20,
-            max_stack_depth: self.max_stack_depth,
-            cancel: None,
+            max_stack_depth: self.max_stack_depth as usize,
+            cancel: Some(interrupted.clone()),
         }
+    }
+}
+
+/// Ctrl-C: the first ends the program as a budget does (the report is still printed, then exit
+/// 130); a second ends Bloatlens at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = flag.clone();
+    let _ = ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::SeqCst) {
+            std::process::exit(STATUS_INTERRUPTED);
+        }
+        eprintln!("\nbloatlens: interrupted: stopping the program (Ctrl-C again to quit at once)");
+    });
+    flag
+}
+
+/// The JDK to use: the one named, else `JAVA_HOME`'s, else `PATH`'s (with a warning when
+/// `JAVA_HOME` names no JDK). Located before anything runs, so that compiling and running use it.
+fn jdk(named: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    let jdk = bloatlens_profiler::run::locate_jdk(named)?;
+    if let Some(w) = &jdk.warning {
+        eprintln!("bloatlens: warning: {w}");
+    }
+    Ok(jdk.home)
+}
+
+/// Says on stderr why a run did not end by itself, with a hint where a flag would help.
+fn explain(result: &RunResult, limits: &Limits) {
+    match &result.outcome {
+        Outcome::Stopped(VmError::Cancelled) => {
+            eprintln!("bloatlens: interrupted after {}", human_duration(result.stats.wall))
+        }
+        Outcome::Stopped(e) => eprintln!("bloatlens: error: {e}"),
+        Outcome::UncaughtException(e) if e.contains("java.lang.StackOverflowError") => eprintln!(
+            "bloatlens: hint: the stack overflowed at {} frames; a program that needs more runs with \
+             --max-stack-depth N",
+            limits.max_stack_depth
+        ),
+        _ => {}
     }
 }
 
@@ -249,44 +306,40 @@ fn java_style_flags(argv: Vec<String>) -> Vec<String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(java_style_flags(std::env::args().collect()));
-    match cli.command {
-        Command::Profile(a) => match profile_command(*a) {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("bloatlens: error: {e:#}");
-                ExitCode::from(2)
-            }
-        },
-        Command::Run(a) => {
-            let config = RunConfig {
-                class_path: a.class_path,
-                main_class: a.main_class,
-                args: a.args,
-                source_roots: Vec::new(),
-                stdin: Default::default(),
-                jdk: a.jdk,
-                limits: a.budgets.limits(),
-                capture: false,
-                gc_interval_bytes: None,
-            };
-            match run(&config) {
-                Err(e) => {
-                    eprintln!("bloatlens: error: {e}");
-                    ExitCode::from(2)
-                }
-                Ok(result) => {
-                    if let Outcome::Stopped(e) = &result.outcome {
-                        eprintln!("bloatlens: error: {e}");
-                    }
-                    ExitCode::from(result.status() as u8)
-                }
-            }
+    let interrupted = interrupt_flag();
+    let status = match cli.command {
+        Command::Profile(a) => profile_command(*a, &interrupted),
+        Command::Run(a) => run_command(a, &interrupted),
+    };
+    match status {
+        Ok(status) => ExitCode::from(status as u8),
+        Err(e) => {
+            eprintln!("bloatlens: error: {e:#}");
+            ExitCode::from(STATUS_NOT_RUN as u8)
         }
     }
 }
 
-/// Compiles the target if it is source, profiles it, writes the report.
-fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
+fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32> {
+    let config = RunConfig {
+        class_path: a.class_path,
+        main_class: a.main_class,
+        args: a.args,
+        source_roots: Vec::new(),
+        stdin: Default::default(),
+        jdk: Some(jdk(a.jdk.as_ref())?),
+        limits: a.budgets.limits(interrupted),
+        capture: false,
+        stdout_to_stderr: false,
+        gc_interval_bytes: None,
+    };
+    let result = run(&config)?;
+    explain(&result, &config.limits);
+    Ok(result.status())
+}
+
+/// Compiles the target if it is source, profiles it, writes the report; the program's status.
+fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32> {
     let analyses = Analyses::parse(&a.analyses).map_err(anyhow::Error::msg)?;
     bloatlens_profiler::analysis::calltree::Metric::parse(&a.bottleneck_metric).map_err(anyhow::Error::msg)?;
     // Read the earlier report first: a bad path should not cost a run.
@@ -323,6 +376,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
     let mut args = a.args.clone();
     let target = PathBuf::from(&a.target);
     let is_source = a.target.ends_with(".java") || target.is_dir();
+    let jdk_home = jdk(a.jdk.as_ref())?;
     let build_dir = tempfile::tempdir().context("creating a build directory")?;
     let mut roots = a.source_root.clone();
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
@@ -348,7 +402,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             }
             (sources.clone(), javac::class_name_of(&target)?, javac::source_root_of(&target))
         };
-        let javac = javac::find_javac(a.jdk.as_deref())?;
+        let javac = javac::find_javac(Some(&jdk_home))?;
         let mut cp = a.class_path.clone();
         // javac finds the other sources a file needs under its source root.
         let job = javac::Job { sources: &files, source_path: Some(&root), class_path: &cp, out: build_dir.path() };
@@ -357,7 +411,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             Err(javac::CompileError::Failed { output, .. }) => {
                 eprint!("{output}");
                 eprintln!("bloatlens: error: the program does not compile");
-                return Ok(ExitCode::from(2));
+                return Ok(STATUS_NOT_RUN);
             }
             Err(e) => return Err(e.into()),
         }
@@ -379,9 +433,11 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             args,
             source_roots: user_roots,
             stdin: Default::default(),
-            jdk: a.jdk.clone(),
-            limits: a.budgets.limits(),
+            jdk: Some(jdk_home),
+            limits: a.budgets.limits(interrupted),
             capture: a.program_output.is_some(),
+            // A report on stdout keeps stdout to itself: the program's output goes to stderr.
+            stdout_to_stderr: a.output.is_none() && !matches!(a.format, Format::Text),
             gc_interval_bytes: None,
         },
         analyses,
@@ -399,6 +455,11 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
         let (r, report) = profile(&config)?;
         (r, report, Graphs::default())
     };
+    if let Outcome::Stopped(e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_))) = &result.outcome {
+        // Nothing ran: there is no report to print.
+        eprintln!("bloatlens: error: {e}");
+        return Ok(STATUS_NOT_RUN);
+    }
     if let Some(previous) = &previous {
         compare(&mut report, previous).map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
     }
@@ -414,7 +475,7 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             Ok(text) => text,
             Err(e) => {
                 eprintln!("bloatlens: error: {e}");
-                return Ok(ExitCode::from(2));
+                return Ok(STATUS_NOT_RUN);
             }
         },
     };
@@ -425,7 +486,8 @@ fn profile_command(a: ProfileArgs) -> anyhow::Result<ExitCode> {
             let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    explain(&result, &config.run.limits);
+    Ok(result.status())
 }
 
 /// `--format dot`: the whole graph asked for, the numbered finding's part of its graph, or the

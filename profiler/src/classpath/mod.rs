@@ -21,8 +21,8 @@ pub enum ClassPathError {
     Missing(PathBuf),
     #[error("no JDK found: set JAVA_HOME or put `java` on PATH")]
     NoJdk,
-    #[error("the JDK at {0} has no lib/modules (a JDK 9 or newer is required)")]
-    NoModules(PathBuf),
+    #[error("the JDK at {} (from {origin}) has no lib/modules (a JDK 9 or newer is required)", home.display())]
+    NoModules { home: PathBuf, origin: &'static str },
 }
 
 /// Where a class came from: the JDK's module (for stack traces) or the user's class path entry

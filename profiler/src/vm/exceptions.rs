@@ -8,6 +8,10 @@ use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
 
 /// Frames allowed beyond the cap while the StackOverflowError itself is being built.
 const OVERFLOW_SLACK: usize = 200;
+/// What one nested call from Rust into Java costs of the stack budget, in frames.
+const NATIVE_CALL_FRAMES: usize = 10;
+/// Frames a stack trace keeps, innermost first: HotSpot's `MaxJavaStackTraceDepth` default.
+const MAX_JAVA_STACK_TRACE_DEPTH: usize = 1024;
 
 impl<T: Tracker> Vm<T> {
     /// Creates and returns (as a fault to propagate) a new exception of class `name`.
@@ -63,8 +67,13 @@ impl<T: Tracker> Vm<T> {
         self.throw_new(t, "java/lang/ClassCastException", Some(&msg))
     }
 
+    /// Frames the current thread may hold. Each nested call from the VM back into Java (a class
+    /// initialiser, reflection, a native calling Java) counts as [`NATIVE_CALL_FRAMES`] frames: on
+    /// HotSpot those activations take the same stack (about 2 KB for a class initialisation, where a
+    /// small Java frame takes 100 bytes), so recursion through them overflows as early.
     pub(super) fn depth_limit(&self) -> usize {
-        self.opts.limits.max_stack_depth + self.depth_slack
+        (self.opts.limits.max_stack_depth + self.depth_slack)
+            .saturating_sub(self.nesting.saturating_sub(1) * NATIVE_CALL_FRAMES)
     }
 
     pub(super) fn stack_overflow(&mut self, t: &mut JThread) -> Fault {
@@ -98,7 +107,7 @@ impl<T: Tracker> Vm<T> {
         Ok(())
     }
 
-    /// `Throwable.fillInStackTrace(int)`: records (method, bci) of every frame below the
+    /// `Throwable.fillInStackTrace(int)`: records at most [`MAX_JAVA_STACK_TRACE_DEPTH`] (method, bci) of every frame below the
     /// throwable's own construction into a `long[]` backtrace.
     pub(super) fn fill_in_stack_trace(&mut self, t: &mut JThread, throwable: Ref) -> VmResult<()> {
         let tclass = self.heap.get(throwable).class;
@@ -125,6 +134,7 @@ impl<T: Tracker> Vm<T> {
         let trace: Vec<i64> = frames
             .filter(|&&(m, _)| !self.is_hidden_frame(m))
             .map(|&(m, bci)| ((m as i64) << 32) | bci as i64)
+            .take(MAX_JAVA_STACK_TRACE_DEPTH)
             .collect();
         let long_array = self.load_class("[J").map_err(|_| VmError::Internal("[J".into()))?;
         let depth = trace.len();

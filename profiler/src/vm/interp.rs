@@ -37,6 +37,17 @@ fn fcmp(a: f64, b: f64, nan: i32) -> i32 {
     }
 }
 
+/// An address in the caller's native stack frame: how deep the Rust stack is (it grows down on
+/// every platform Bloatlens runs on). Safe: the address is only compared, never dereferenced.
+#[inline(always)]
+pub(crate) fn native_stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// Native stack a `StackOverflowError` may use below the floor while it is being built.
+const NATIVE_OVERFLOW_SLACK: usize = 1 << 20;
+
 impl<T: Tracker> Vm<T> {
     /// Calls `m` with `args` (already in slot form) from Rust and runs it to completion.
     pub fn invoke(&mut self, t: &mut JThread, m: MethodId, args: &[u64]) -> VmResult<u64> {
@@ -66,6 +77,15 @@ impl<T: Tracker> Vm<T> {
             let r = self.call_native(t, m, start, args.len());
             self.pinned.truncate(pinned);
             return r;
+        }
+        // Each nested call costs native stack (HotSpot's Java and native frames share one stack too):
+        // too deep is a StackOverflowError in Java, never a crash of the process.
+        let floor = match self.depth_slack {
+            0 => self.native_stack_floor,
+            _ => self.native_stack_floor.saturating_sub(NATIVE_OVERFLOW_SLACK),
+        };
+        if native_stack_address() < floor {
+            return Err(self.stack_overflow(t));
         }
         let base = t.frames.len();
         let code = self.code_of(m)?;
@@ -322,6 +342,7 @@ impl<T: Tracker> Vm<T> {
                                 // Backward branches are where budgets are checked and threads switch.
                                 if backward && self.instructions + executed >= self.next_check {
                                     sync!();
+                                    self.sample_whereabouts(t);
                                     tri!(self.check_budgets());
                                 }
                             }

@@ -62,6 +62,9 @@ pub enum Finished {
     Threw(Ref),
 }
 
+/// The longest uninterrupted sleep: how late a budget or a cancel may end a waiting run.
+const NAP: Duration = Duration::from_millis(50);
+
 impl<T: Tracker> Vm<T> {
     /// A field of a Thread: on the object itself (JDK 17) or its `holder` (JDK 19+ FieldHolder).
     pub(crate) fn thread_field(&self, thread: Ref, name: &str) -> u64 {
@@ -176,10 +179,7 @@ impl<T: Tracker> Vm<T> {
         if !self.can_yield() {
             // Nobody else can run while we wait in place: only a timed wait can end.
             return match deadline {
-                Some(_) => {
-                    std::thread::sleep(Duration::from_millis(ms as u64));
-                    Ok(())
-                }
+                Some(d) => self.wait_in_place(d),
                 None => Err(Fault::Fatal(VmError::Unsupported("Object.wait() inside a nested VM call".into()))),
             };
         }
@@ -220,6 +220,22 @@ impl<T: Tracker> Vm<T> {
         set
     }
 
+    /// Waits until `deadline` without letting other threads run (a wait inside a nested call).
+    fn wait_in_place(&mut self, deadline: Instant) -> VmResult<()> {
+        while Instant::now() < deadline {
+            self.nap_towards(deadline)?;
+        }
+        Ok(())
+    }
+
+    /// Sleeps one short step towards `deadline`: budgets and cancellation end a run within a step,
+    /// whatever it waits for.
+    fn nap_towards(&mut self, deadline: Instant) -> VmResult<()> {
+        self.check_budgets()?;
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()).min(NAP));
+        Ok(())
+    }
+
     /// `Thread.sleep(ms)`.
     pub(super) fn sleep(&mut self, t: &mut JThread, ms: i64) -> VmResult<()> {
         if ms < 0 {
@@ -229,8 +245,7 @@ impl<T: Tracker> Vm<T> {
             return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
         }
         if !self.can_yield() {
-            std::thread::sleep(Duration::from_millis(ms as u64));
-            return Ok(());
+            return self.wait_in_place(Instant::now() + Duration::from_millis(ms as u64));
         }
         self.threads[self.current].state = State::Sleeping(Instant::now() + Duration::from_millis(ms as u64));
         Err(Fault::Yield)
@@ -257,10 +272,7 @@ impl<T: Tracker> Vm<T> {
         };
         if !self.can_yield() {
             return match deadline {
-                Some(d) => {
-                    std::thread::sleep(d.saturating_duration_since(Instant::now()));
-                    Ok(())
-                }
+                Some(d) => self.wait_in_place(d),
                 None => Err(Fault::Fatal(VmError::Unsupported("LockSupport.park() inside a nested VM call".into()))),
             };
         }
@@ -508,10 +520,7 @@ impl<T: Tracker> Vm<T> {
                 }
                 match self.earliest_deadline() {
                     Some(d) => {
-                        // Sleep in short steps so that budgets and cancellation still end the run.
-                        self.check_budgets()?;
-                        let nap = d.saturating_duration_since(Instant::now()).min(std::time::Duration::from_millis(50));
-                        std::thread::sleep(nap);
+                        self.nap_towards(d)?;
                         continue;
                     }
                     None => return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report()))),

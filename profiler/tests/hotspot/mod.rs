@@ -2,6 +2,8 @@
 //! run it under that JDK's `java` and under the VM, and compare what they print. Shared by the
 //! conformance suite (small programs) and the real-library suite (programs driving libraries).
 
+use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::report::Settings;
 use bloatlens_profiler::run::{run, RunConfig};
 use libtest_mimic::{Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -46,6 +48,9 @@ pub struct Program {
     /// libraries may log to stderr with timestamps, so their suite compares stdout and status.
     pub compare_stderr: bool,
     pub max_seconds: u64,
+    /// Also profile it with every analysis on: profiling must not change what the program prints
+    /// or its exit status.
+    pub profiled: bool,
 }
 
 /// The lines of `dir/name` (none when the file is absent).
@@ -148,6 +153,21 @@ pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
             result.outcome,
             first_line(&stderr)
         ));
+    }
+    if problems.is_empty() && p.profiled {
+        let config = ProfileConfig { run: config, analyses: Analyses::default(), settings: Settings::default() };
+        let (profiled, _) = profile(&config).map_err(|e| format!("the profiled VM failed to start: {e}"))?;
+        if (&profiled.stdout, &profiled.stderr, profiled.status()) != (&result.stdout, &result.stderr, result.status())
+        {
+            problems.push(format!(
+                "profiling changed the program: status {} ({:?}) where the plain run gave {}; stdout {}; stderr: {}",
+                profiled.status(),
+                profiled.outcome,
+                result.status(),
+                if profiled.stdout == result.stdout { "the same" } else { "differs" },
+                String::from_utf8_lossy(&profiled.stderr).lines().next().unwrap_or("")
+            ));
+        }
     }
     if problems.is_empty() {
         Ok(())

@@ -62,8 +62,21 @@ pub fn remove_cache_dirs() {
     }
 }
 
-/// The warm compiler, shared by runs (one compile at a time); started on first use.
+/// The warm compiler, shared by runs (one compile at a time); started when the server starts
+/// ([`warm_up`]), or on first use.
 pub type Compiler = Arc<Mutex<Option<WarmJavac>>>;
+
+/// Starts the warm compiler ahead of the first save, so that the first profile does not pay for
+/// its start-up. Blocking: call on a blocking thread. Failing here is silent: the first save
+/// tries again and says why.
+pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
+    let mut warm = compiler.lock().unwrap_or_else(|e| e.into_inner());
+    if warm.is_none() {
+        if let Ok(javac_path) = javac::find_javac(jdk) {
+            *warm = WarmJavac::start(&javac_path, scratch).ok();
+        }
+    }
+}
 
 /// Runs the plan to the end (or until `cancel` is set); `on_compiled` is called between compiling and
 /// running. Blocking: call on a blocking thread.

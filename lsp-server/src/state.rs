@@ -305,6 +305,12 @@ impl State {
                 self.client_progress = progress;
                 self.suppressed = self.load_suppressions();
                 self._watcher = self.watch();
+                if let Some(root) = self.snap.root.clone() {
+                    let (compiler, jdk) = (self.compiler.clone(), self.snap.config.jdk_path.clone());
+                    tokio::task::spawn_blocking(move || {
+                        job::warm_up(&compiler, jdk.as_deref(), &job::cache_dir(&root))
+                    });
+                }
             }
             Event::ClientReady => self.client_ready = true,
             Event::Opened { uri, text, version } => {

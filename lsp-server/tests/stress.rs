@@ -87,6 +87,25 @@ fn the_server_survives_deep_nesting_rapid_saves_and_garbage() {
     // Garbage on the wire is answered, not fatal.
     ed.send_raw(b"Content-Length: 5\r\n\r\n{{{{{");
     assert_eq!(ed.next_message()["error"]["code"], -32700);
+    // Documents the server never saw, and a huge one.
+    let unknown = bloatlens_lsp::harness::uri(&ed.root.join("Nowhere.java"));
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": unknown, "version": 1}, "contentChanges": [{"range": {"start": {"line": 3, "character": 0}, "end": {"line": 4, "character": 0}}, "text": "x"}]}),
+    );
+    let id = ed.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": unknown}, "position": {"line": 9, "character": 9}}),
+    );
+    ed.response(id);
+    let huge = "// filler\n".repeat(500_000);
+    let big = bloatlens_lsp::harness::uri(&ed.root.join("Huge.txt"));
+    ed.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": big, "languageId": "java", "version": 1, "text": huge}}),
+    );
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": big}}));
+    ed.response(id);
 
     // A normal save still produces findings.
     let seen = replace_and_profile(&mut ed, &u, 200, &normal);

@@ -500,3 +500,34 @@ fn ctrl_c_stops_the_program_and_still_prints_the_report() {
     assert_eq!(report["run"]["outcome"], "cancelled");
     assert_eq!(report["run"]["partial"], true);
 }
+
+/// The README's sample output is what `scripts/demo.sh` prints: its findings, in order, with their
+/// quoted lines (timings aside).
+#[test]
+fn the_readme_sample_output_is_the_demos() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let sample: Vec<&str> = readme
+        .split("$ scripts/demo.sh\n")
+        .nth(1)
+        .expect("the README shows the demo's output")
+        .lines()
+        .take_while(|l| !l.starts_with("```"))
+        .filter(|l| {
+            l.starts_with("findings:")
+                || l.trim_start().starts_with("| ")
+                || l.split_once(". [").is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    assert!(sample.len() >= 4, "{sample:?}");
+    let o = bloatlens(&["profile", root.join("examples/orders/OrderReport.java").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    let mut rest = printed.as_ref();
+    for line in sample {
+        let at = rest.find(line).unwrap_or_else(|| {
+            panic!("the README's sample line\n  {line}\nis not (in this order) in what the demo prints:\n{printed}")
+        });
+        rest = &rest[at + line.len()..];
+    }
+}

@@ -563,18 +563,21 @@ impl<T: Tracker> Vm<T> {
     }
 
     fn wrap_in_initializer_error(&mut self, t: &mut JThread, cause: Ref) -> Fault {
-        let eiie = match self.load_or_throw(t, "java/lang/ExceptionInInitializerError") {
-            Ok(c) => c,
-            Err(f) => return f,
-        };
-        let obj = self.alloc_instance(eiie);
-        let Some(ctor) = self.find_method(eiie, "<init>", "(Ljava/lang/Throwable;)V") else {
-            return Fault::Exception(cause);
-        };
-        match self.invoke(t, ctor, &[obj as u64, cause as u64]) {
-            Ok(_) => Fault::Exception(obj),
-            Err(f) => f,
-        }
+        // The cause is in no frame while the wrapper is loaded and made (either may collect).
+        self.pinning(&[cause], |vm| {
+            let eiie = match vm.load_or_throw(t, "java/lang/ExceptionInInitializerError") {
+                Ok(c) => c,
+                Err(f) => return f,
+            };
+            let obj = vm.alloc_instance(eiie);
+            let Some(ctor) = vm.find_method(eiie, "<init>", "(Ljava/lang/Throwable;)V") else {
+                return Fault::Exception(cause);
+            };
+            match vm.invoke(t, ctor, &[obj as u64, cause as u64]) {
+                Ok(_) => Fault::Exception(obj),
+                Err(f) => f,
+            }
+        })
     }
 
     /// `static final` fields with a ConstantValue attribute get their values before `<clinit>`.

@@ -338,7 +338,9 @@ impl<T: Tracker> Vm<T> {
             if h.catch_type == 0 {
                 return Ok(Some(h.handler));
             }
-            let catch = match self.resolve_class_in(t, owner, h.catch_type) {
+            // Resolving a catch type may run a class loader's Java code, which allocates and can
+            // collect, while the exception in flight is in no frame: pin it meanwhile.
+            let catch = match self.pinning(&[exception], |vm| vm.resolve_class_in(t, owner, h.catch_type)) {
                 Ok(c) => c,
                 Err(Fault::Exception(_)) => continue,
                 Err(other) => return Err(other),

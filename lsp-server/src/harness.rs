@@ -30,8 +30,9 @@ impl Editor {
         Editor::start_with(server, files, options, json!({}))
     }
 
-    /// Like [`Editor::start`], with these `experimental` client capabilities.
-    pub fn start_with(server: &Path, files: &[(&str, &str)], options: Value, experimental: Value) -> Editor {
+    /// Like [`Editor::start`], with these client capabilities besides the usual ones (merged at
+    /// the top level: `{"experimental": {...}, "workspace": {...}}`).
+    pub fn start_with(server: &Path, files: &[(&str, &str)], options: Value, capabilities: Value) -> Editor {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         for (name, text) in files {
@@ -66,18 +67,21 @@ impl Editor {
             }
         });
         let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), _dir: dir };
+        let mut caps = json!({
+            "general": {"positionEncodings": ["utf-16"]},
+            "window": {"workDoneProgress": true, "showDocument": {"support": true}},
+            "textDocument": {"publishDiagnostics": {"relatedInformation": true}}
+        });
+        if let (Some(caps), Some(extra)) = (caps.as_object_mut(), capabilities.as_object()) {
+            caps.extend(extra.clone());
+        }
         let id = ed.request(
             "initialize",
             json!({
                 "processId": null,
                 "rootUri": uri(&root),
                 "workspaceFolders": [{"uri": uri(&root), "name": "ws"}],
-                "capabilities": {
-                    "general": {"positionEncodings": ["utf-16"]},
-                    "window": {"workDoneProgress": true, "showDocument": {"support": true}},
-                    "textDocument": {"publishDiagnostics": {"relatedInformation": true}},
-                    "experimental": experimental
-                },
+                "capabilities": caps,
                 "initializationOptions": options
             }),
         );

@@ -194,6 +194,8 @@ fn a_second_save_cancels_the_first_run() {
         let m = ed.next_message();
         match m["method"].as_str() {
             Some("window/workDoneProgress/create") => {
+                // One progress indicator at a time: the cancelled run's ended first.
+                assert_eq!(ends, vec![first["token"].clone()], "the second progress began before the first ended");
                 second = Some(m["params"]["token"].clone());
                 ed.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
             }
@@ -535,7 +537,7 @@ fn a_client_that_asks_gets_status_entry_points_and_the_hops_for_its_own_picker()
     let other = "public class Other {\n    public static void main(String[] args) { System.out.println(1); }\n}\n";
     let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
     let files = [("Main.java", src.as_str()), ("Other.java", other)];
-    let mut ed = Editor::start_with(server, &files, json!({}), json!({"bloatlensStatus": true}));
+    let mut ed = Editor::start_with(server, &files, json!({}), json!({"experimental": {"bloatlensStatus": true}}));
     let idle = ed.notification("bloatlens/status");
     assert_eq!(idle, json!({"state": "idle", "findings": 0, "stale": 0}));
 
@@ -674,5 +676,32 @@ fn the_chain_walk_stays_on_its_chain_through_lines_with_other_findings() {
         last = prev;
     }
     assert_eq!(last["range"]["start"]["line"], 62);
+    ed.finish();
+}
+
+#[test]
+fn lenses_are_refreshed_when_the_diagnostics_are_published() {
+    let src = fixture("result_per_call");
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let caps = json!({"workspace": {"codeLens": {"refreshSupport": true}}});
+    let mut ed = Editor::start_with(server, &[("Main.java", &src)], json!({}), caps);
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    // The log line and the refresh request, in either order (the request is sent from a task of its own).
+    let mut seen = [ed.next_message(), ed.next_message()];
+    seen.sort_by_key(|m| m["method"].as_str().unwrap().to_string());
+    assert_eq!(seen[0]["method"], "window/logMessage", "{seen:?}");
+    assert_eq!(seen[1]["method"], "workspace/codeLens/refresh", "{seen:?}");
+    ed.send(json!({"jsonrpc": "2.0", "id": seen[1]["id"], "result": null}));
+    // Asked again, the lenses are the new run's.
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    let lenses = ed.response(id);
+    assert!(
+        lenses.as_array().unwrap().iter().any(|l| !l["command"]["title"].as_str().unwrap().contains("Profile")),
+        "{lenses}"
+    );
     ed.finish();
 }

@@ -10,8 +10,9 @@
 //! On the default JDK each program also runs under `profile` with every analysis on, and must print
 //! the same stdout and stderr and exit with the same status as its plain run.
 //!
-//! A program may carry `args.txt` (one argument per line) and `classpath.txt` (jars it compiles
-//! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages).
+//! A program may carry `args.txt` (one argument per line), `classpath.txt` (jars it compiles
+//! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages) and
+//! `gc-interval.txt` (collect after this many bytes of allocation: a stress of the collector's roots).
 
 mod hotspot;
 
@@ -38,6 +39,7 @@ fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
         max_seconds: 300,
         // On the default JDK every program is profiled too, and must print the same.
         profiled: jdk.home.is_none(),
+        gc_interval_bytes: lines(dir, "gc-interval.txt").first().and_then(|l| l.trim().parse().ok()),
     };
     compare(jdk, &program)
 }

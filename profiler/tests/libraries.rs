@@ -48,6 +48,7 @@ fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
         compare_stderr: false,
         max_seconds: 300,
         profiled: false,
+        gc_interval_bytes: None,
     };
     compare(jdk, &program)
 }

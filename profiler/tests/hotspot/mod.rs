@@ -51,6 +51,8 @@ pub struct Program {
     /// Also profile it with every analysis on: profiling must not change what the program prints
     /// or its exit status.
     pub profiled: bool,
+    /// Collect after this many bytes of allocation (a stress of the collector's roots).
+    pub gc_interval_bytes: Option<u64>,
 }
 
 /// The lines of `dir/name` (none when the file is absent).
@@ -121,6 +123,7 @@ pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
     config.args = p.args.clone();
     config.capture = true;
     config.limits.max_wall = std::time::Duration::from_secs(p.max_seconds);
+    config.gc_interval_bytes = p.gc_interval_bytes;
     let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);

@@ -117,14 +117,20 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("jdk/internal/reflect/ReflectionFactory", "inflationThreshold", "()I", |_, _, _| Ok(i32::MAX as u64));
     reg.add("java/lang/Class", "getDeclaredMethods0", "(Z)[Ljava/lang/reflect/Method;", |vm, t, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
-        let methods = vm.declared_methods(c, false, a[1] != 0);
-        let objs = methods.iter().map(|&m| vm.reflect_method(t, m)).collect::<VmResult<Vec<_>>>()?;
+        let mut objs = Vec::new();
+        for m in vm.declared_methods(c, false, a[1] != 0) {
+            let obj = vm.pinning(&objs, |vm| vm.reflect_method(t, m))?;
+            objs.push(obj);
+        }
         vm.ref_array(t, "[Ljava/lang/reflect/Method;", objs)
     });
     reg.add("java/lang/Class", "getDeclaredConstructors0", "(Z)[Ljava/lang/reflect/Constructor;", |vm, t, a| {
         let c = vm.class_of_mirror(a[0] as Ref);
-        let ctors = vm.declared_methods(c, true, a[1] != 0);
-        let objs = ctors.iter().map(|&m| vm.reflect_constructor(t, m)).collect::<VmResult<Vec<_>>>()?;
+        let mut objs = Vec::new();
+        for m in vm.declared_methods(c, true, a[1] != 0) {
+            let obj = vm.pinning(&objs, |vm| vm.reflect_constructor(t, m))?;
+            objs.push(obj);
+        }
         vm.ref_array(t, "[Ljava/lang/reflect/Constructor;", objs)
     });
     reg.add("java/lang/Class", "getDeclaredFields0", "(Z)[Ljava/lang/reflect/Field;", |vm, t, a| {
@@ -136,7 +142,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             if a[1] != 0 && f.access & crate::classfile::access::PUBLIC == 0 {
                 continue;
             }
-            objs.push(vm.reflect_field(t, c, i)?);
+            let obj = vm.pinning(&objs, |vm| vm.reflect_field(t, c, i))?;
+            objs.push(obj);
         }
         vm.ref_array(t, "[Ljava/lang/reflect/Field;", objs)
     });
@@ -216,7 +223,8 @@ impl<T: Tracker> Vm<T> {
     }
 
     fn ref_array(&mut self, t: &mut JThread, class: &str, items: Vec<Ref>) -> VmResult<u64> {
-        let c = self.load_or_throw(t, class)?;
+        // Loading the array class may run a class loader: the items are in no frame meanwhile.
+        let c = self.pinning(&items, |vm| vm.load_or_throw(t, class))?;
         Ok(self.heap.alloc(c, ObjData::Refs(items.into())) as u64)
     }
 

@@ -23,6 +23,9 @@ pub struct Config {
     pub class_path: Vec<String>,
     /// The JDK whose javac compiles and whose class library runs (default: JAVA_HOME, else PATH).
     pub jdk_path: Option<PathBuf>,
+    /// The Maven command for workspaces with a `pom.xml` (run offline, with the user's settings
+    /// and local repository, to learn each module's class paths).
+    pub maven_path: String,
     /// A file the profiled program reads as its `System.in` (relative to the workspace); without
     /// one, `System.in` is empty (the server's own stdin is the editor's protocol stream).
     pub stdin_file: Option<PathBuf>,
@@ -45,6 +48,7 @@ impl Default for Config {
             args: Vec::new(),
             class_path: Vec::new(),
             jdk_path: None,
+            maven_path: "mvn".into(),
             stdin_file: None,
             profile_on_save: true,
             analyses: AnalysesConfig::default(),

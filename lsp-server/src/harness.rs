@@ -34,14 +34,23 @@ impl Editor {
     /// the top level: `{"experimental": {...}, "workspace": {...}}`).
     pub fn start_with(server: &Path, files: &[(&str, &str)], options: Value, capabilities: Value) -> Editor {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        // The workspace, and beside it (outside the workspace, as on a user's machine) the
+        // server's persistent cache, so that every test starts with none.
+        let root = dir.path().canonicalize().unwrap().join("ws");
+        let cache = dir.path().canonicalize().unwrap().join("cache");
+        std::fs::create_dir_all(&root).unwrap();
         for (name, text) in files {
             let p = root.join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        let mut child =
-            Command::new(server).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+        let mut child = Command::new(server)
+            .env("XDG_CACHE_HOME", &cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
         let stdin = child.stdin.take().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let (tx, incoming) = mpsc::channel();

@@ -6,7 +6,9 @@ use crate::config::Config;
 use crate::rebuild;
 use crate::warm_javac::WarmJavac;
 use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
+use bloatlens_profiler::junit::{self, TestLaunch};
 use bloatlens_profiler::profile::{profile, ProfileConfig};
+use bloatlens_profiler::project::{self, Build, Discovery, Project};
 use bloatlens_profiler::report::Report;
 use bloatlens_profiler::run::RunConfig;
 use std::path::{Path, PathBuf};
@@ -17,9 +19,14 @@ use std::time::{Duration, Instant};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// What runs, for people: the main class, or the test (`com.acme.FooTest#bar`).
     pub main_class: String,
+    /// The test selector when the entry point is a JUnit test.
+    pub test: Option<String>,
+    /// The entry point's source file.
     pub main_file: PathBuf,
-    pub source_root: PathBuf,
+    /// The project's root: the workspace (or, with none, the file's source root).
+    pub root: PathBuf,
     pub config: Config,
     /// Set when this run's entry point is a new one: how it was chosen (for the log).
     pub chosen: Option<String>,
@@ -31,6 +38,10 @@ pub enum Outcome {
         report: Box<Report>,
         compile: Duration,
         run: Duration,
+        /// Where the run's sources are: its findings' files are under these.
+        roots: Vec<PathBuf>,
+        /// How Maven's class paths were found, when this run asked for them.
+        discovery: Option<Discovery>,
     },
     CompileErrors(Vec<JavacDiagnostic>),
     /// Cancelled before it compiled (a newer save came while it waited for the compiler).
@@ -61,6 +72,50 @@ pub fn remove_cache_dirs() {
     for dir in CACHE_DIRS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// The workspace's project (its sources and Maven's class paths), shared by runs: opened on
+/// first use, and again after a `pom.xml` changed.
+pub type Projects = Arc<Mutex<ProjectSlot>>;
+
+#[derive(Default)]
+pub struct ProjectSlot {
+    project: Option<Arc<Project>>,
+}
+
+impl ProjectSlot {
+    /// The log's line for how the project's class paths were found (Maven projects only).
+    pub fn describe(&self, d: &Discovery) -> Option<String> {
+        self.project.as_ref().filter(|p| p.build == Build::Maven).map(|p| describe_discovery(p, d))
+    }
+}
+
+/// `Maven: the class paths of 3 modules resolved in 3.4 s`.
+pub fn describe_discovery(project: &Project, d: &Discovery) -> String {
+    format!(
+        "Maven: the class paths of {} modules {} in {}",
+        project.modules.len(),
+        if d.cached { "read from the cache (no pom changed)" } else { "resolved" },
+        bloatlens_profiler::report::human_duration(d.took)
+    )
+}
+
+/// Forgets the project (a pom changed): the next run asks Maven again (or its cache, keyed by
+/// the poms' content).
+pub fn invalidate(projects: &Projects) {
+    projects.lock().unwrap_or_else(|e| e.into_inner()).project = None;
+}
+
+/// The project at `root`, opened if it is not yet (blocking: Maven may run for seconds).
+pub fn project(projects: &Projects, root: &Path, mvn: &str) -> Result<(Arc<Project>, Option<Discovery>), String> {
+    let mut slot = projects.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = slot.project.as_ref().filter(|p| p.root == root) {
+        return Ok((p.clone(), None));
+    }
+    let (project, discovery) = Project::open(root, &project::cache_dir(root), mvn).map_err(|e| e.to_string())?;
+    let project = Arc::new(project);
+    slot.project = Some(project.clone());
+    Ok((project, Some(discovery)))
 }
 
 /// The compiler, shared by runs (one compile at a time): the warm javac, started when the server
@@ -110,36 +165,59 @@ pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
         if std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&source, text)).is_ok() {
             let sources = [source];
             let out = dir.join("classes");
-            let _ = w.compile(&javac::Job { sources: &sources, source_path: None, class_path: "", out: &out });
+            let _ = w.compile(&javac::Job { sources: &sources, source_path: &[], class_path: "", out: &out });
         }
     }
 }
 
 /// Runs the plan to the end (or until `cancel` is set); `on_compiled` is called between compiling and
 /// running. Blocking: call on a blocking thread.
-pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compiled: impl FnOnce()) -> Outcome {
+pub fn run(
+    plan: &Plan,
+    compiler: &Compiler,
+    projects: &Projects,
+    cancel: Arc<AtomicBool>,
+    on_compiled: impl FnOnce(),
+) -> Outcome {
     let started = Instant::now();
     let javac_path = match javac::find_javac(plan.config.jdk_path.as_deref()) {
         Ok(j) => j,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
-    let scratch = cache_dir(&plan.source_root);
+    let (project, discovery) = match project(projects, &plan.root, &plan.config.maven_path) {
+        Ok(p) => p,
+        Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
+    };
+    // Maven's modules' source roots (and the file's own, should it lie outside them); a plain
+    // tree's root follows from the file's package.
+    let mut roots = match project.build {
+        Build::Maven => project.source_roots(),
+        Build::Plain => Vec::new(),
+    };
+    if !roots.iter().any(|r| plan.main_file.starts_with(r)) {
+        roots.push(javac::source_root_of(&plan.main_file));
+    }
+    let extra = plan.config.class_path.iter().map(PathBuf::from);
+    // Every module compiles against every module's libraries; the program runs with its own module's.
+    let compile_path: Vec<PathBuf> = project.libraries_for(&plan.root).into_iter().chain(extra.clone()).collect();
+    let run_path: Vec<PathBuf> = project.libraries_for(&plan.main_file).into_iter().chain(extra).collect();
+    let scratch = cache_dir(&plan.root);
     let classes = scratch.join("classes");
-    let cp = plan.config.class_path.join(":");
+    let cp = junit::join(&compile_path);
     let compiled = {
         let mut state = compiler.lock().unwrap_or_else(|e| e.into_inner());
         // Saves in quick succession queue here: only the newest is worth compiling.
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return Outcome::Cancelled;
         }
-        let key = format!("{}\n{cp}\n{}", plan.main_file.display(), javac_path.display());
-        let root = plan.source_root.clone();
+        let key = format!("{}\n{cp}\n{}\n{roots:?}", plan.main_file.display(), javac_path.display());
+        let root = plan.root.clone();
         let full = |state: &mut CompilerState| {
             // Start clean, so that classes of deleted sources do not linger.
             let _ = std::fs::remove_dir_all(&classes);
             let job = javac::Job {
                 sources: std::slice::from_ref(&plan.main_file),
-                source_path: Some(&plan.source_root),
+                source_path: &roots,
                 class_path: &cp,
                 out: &classes,
             };
@@ -151,16 +229,8 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compile
             rebuild::Decision::Changed(sources) => {
                 let started = std::time::SystemTime::now();
                 // Against the classes already built (javac takes a class file over a source older than it).
-                let against = std::iter::once(classes.display().to_string())
-                    .chain(plan.config.class_path.iter().cloned())
-                    .collect::<Vec<_>>()
-                    .join(":");
-                let job = javac::Job {
-                    sources: &sources,
-                    source_path: Some(&plan.source_root),
-                    class_path: &against,
-                    out: &classes,
-                };
+                let against = format!("{}:{cp}", classes.display());
+                let job = javac::Job { sources: &sources, source_path: &roots, class_path: &against, out: &classes };
                 match state.compile(&javac_path, &scratch, &job) {
                     Ok(()) if rebuild::needs_full(&state.built[&root], &sources, &classes, started) => full(&mut state),
                     other => other,
@@ -168,7 +238,7 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compile
             }
         };
         if result.is_ok() {
-            state.built.insert(root.clone(), rebuild::record(&key, &root, &classes));
+            state.built.insert(root.clone(), rebuild::record(&key, &roots, &classes));
         }
         result
     };
@@ -182,20 +252,31 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compile
         }
         Err(e) => return Outcome::Failed(e.to_string()),
     }
+    // A test runs as the JUnit runner's main, the launcher after the project's libraries.
+    let mut class_path: Vec<PathBuf> = std::iter::once(classes.clone()).chain(run_path.iter().cloned()).collect();
+    let (main_class, args, launch) = match &plan.test {
+        Some(selector) => {
+            let cache = project::cache_dir(&plan.root);
+            match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories()) {
+                Ok(launch) => {
+                    class_path.extend(launch.class_path.iter().cloned());
+                    (junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))
+                }
+                Err(e) => return Outcome::Failed(format!("Bloatlens cannot run {selector}: {e}")),
+            }
+        }
+        None => (plan.main_class.clone(), plan.config.args.clone(), None),
+    };
     let compile = started.elapsed();
     on_compiled();
     let mut limits = plan.config.limits();
     limits.cancel = Some(cancel);
-    let class_path = std::iter::once(classes.display().to_string())
-        .chain(plan.config.class_path.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(":");
     let config = ProfileConfig {
         run: RunConfig {
-            class_path,
-            main_class: plan.main_class.clone(),
-            args: plan.config.args.clone(),
-            source_roots: vec![plan.source_root.clone()],
+            class_path: junit::join(&class_path),
+            main_class,
+            args,
+            source_roots: roots.clone(),
             // The server's stdin is the editor's JSON-RPC stream: never the program's.
             stdin: match &plan.config.stdin_file {
                 Some(file) => bloatlens_profiler::vm::Stdin::File(file.clone()),
@@ -212,7 +293,14 @@ pub fn run(plan: &Plan, compiler: &Compiler, cancel: Arc<AtomicBool>, on_compile
     };
     let run_started = Instant::now();
     match profile(&config) {
-        Ok((_, report)) => Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed() },
+        Ok((_, mut report)) => {
+            if let Some(launch) = &launch {
+                if let Err(e) = launch.finish(&mut report) {
+                    return Outcome::Failed(format!("Bloatlens: {e}"));
+                }
+            }
+            Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed(), roots, discovery }
+        }
         Err(e) => Outcome::Failed(format!("Bloatlens could not run {}: {e}", plan.main_class)),
     }
 }

@@ -181,45 +181,116 @@ pub struct MainMethod {
 
 pub fn main_methods(text: &str, tree: Option<&Tree>) -> Vec<MainMethod> {
     let Some(tree) = tree else { return Vec::new() };
-    let package = bloatlens_profiler::javac::package_of(text);
     let mut out = Vec::new();
-    walk_classes(tree.root_node(), text, &mut Vec::new(), &package, &mut out);
+    each_method(tree.root_node(), text, &mut |class, _, method| {
+        let Some(name) = method.child_by_field_name("name") else { return };
+        let mods = modifiers(method).map(|m| &text[m.byte_range()]).unwrap_or("");
+        let params = method.child_by_field_name("parameters").map(|p| &text[p.byte_range()]).unwrap_or("");
+        let is_main = &text[name.byte_range()] == "main"
+            && mods.split_whitespace().any(|m| m == "static")
+            && mods.split_whitespace().any(|m| m == "public")
+            && params.contains("String");
+        if is_main {
+            out.push(MainMethod {
+                class: class.to_string(),
+                line: name.start_position().row,
+                name_span: (name.start_byte(), name.end_byte()),
+            });
+        }
+    });
     out
 }
 
-fn walk_classes(node: Node, text: &str, names: &mut Vec<String>, package: &Option<String>, out: &mut Vec<MainMethod>) {
+/// A JUnit test in a source file: a test method, or a class that has some (`method` None).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestEntry {
+    pub class: String,
+    pub method: Option<String>,
+    /// Byte range of the method's (or the class's) name.
+    pub name_span: (usize, usize),
+}
+
+impl TestEntry {
+    /// What `bloatlens profile --test` takes: `com.acme.FooTest` or `com.acme.FooTest#bar`.
+    pub fn selector(&self) -> String {
+        match &self.method {
+            Some(m) => format!("{}#{m}", self.class),
+            None => self.class.clone(),
+        }
+    }
+}
+
+/// The annotations that make a method a test: JUnit 5's (tests, parameterized, repeated,
+/// factories, templates) and JUnit 4's `@Test`.
+const TEST_ANNOTATIONS: &[&str] = &["Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"];
+
+/// The file's test methods, each class that has one first (in source order).
+pub fn test_entries(text: &str, tree: Option<&Tree>) -> Vec<TestEntry> {
+    let Some(tree) = tree else { return Vec::new() };
+    let mut out: Vec<TestEntry> = Vec::new();
+    each_method(tree.root_node(), text, &mut |class, class_name, method| {
+        let Some(name) = method.child_by_field_name("name") else { return };
+        let is_test = modifiers(method).is_some_and(|m| {
+            m.children(&mut m.walk())
+                .filter(|a| a.kind() == "marker_annotation" || a.kind() == "annotation")
+                .filter_map(|a| a.child_by_field_name("name"))
+                .any(|n| TEST_ANNOTATIONS.contains(&text[n.byte_range()].rsplit('.').next().unwrap_or("")))
+        });
+        if !is_test {
+            return;
+        }
+        if !out.iter().any(|t| t.class == class && t.method.is_none()) {
+            out.push(TestEntry {
+                class: class.to_string(),
+                method: None,
+                name_span: (class_name.start_byte(), class_name.end_byte()),
+            });
+        }
+        out.push(TestEntry {
+            class: class.to_string(),
+            method: Some(text[name.byte_range()].to_string()),
+            name_span: (name.start_byte(), name.end_byte()),
+        });
+    });
+    out
+}
+
+fn modifiers(method: Node) -> Option<Node> {
+    method.children(&mut method.walk()).find(|c| c.kind() == "modifiers")
+}
+
+/// Calls `visit` with every method declaration of the file's classes (nested ones too), its
+/// class's binary name (`p.Outer$Inner`) and the node of the class's name.
+fn each_method<'t>(root: Node<'t>, text: &str, visit: &mut dyn FnMut(&str, Node<'t>, Node<'t>)) {
+    let package = bloatlens_profiler::javac::package_of(text);
+    walk_classes(root, text, &mut Vec::new(), &package, visit);
+}
+
+fn walk_classes<'t>(
+    node: Node<'t>,
+    text: &str,
+    names: &mut Vec<(String, Node<'t>)>,
+    package: &Option<String>,
+    visit: &mut dyn FnMut(&str, Node<'t>, Node<'t>),
+) {
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match child.kind() {
             "class_declaration" | "enum_declaration" | "record_declaration" | "interface_declaration" => {
                 let Some(name) = child.child_by_field_name("name") else { continue };
-                names.push(text[name.byte_range()].to_string());
+                names.push((text[name.byte_range()].to_string(), name));
                 if let Some(body) = child.child_by_field_name("body") {
-                    walk_classes(body, text, names, package, out);
+                    walk_classes(body, text, names, package, visit);
                 }
                 names.pop();
             }
             "method_declaration" if !names.is_empty() => {
-                let Some(name) = child.child_by_field_name("name") else { continue };
-                let modifiers = child.children(&mut child.walk()).find(|c| c.kind() == "modifiers");
-                let mods = modifiers.map(|m| &text[m.byte_range()]).unwrap_or("");
-                let params = child.child_by_field_name("parameters").map(|p| &text[p.byte_range()]).unwrap_or("");
-                let is_main = &text[name.byte_range()] == "main"
-                    && mods.split_whitespace().any(|m| m == "static")
-                    && mods.split_whitespace().any(|m| m == "public")
-                    && params.contains("String");
-                if is_main {
-                    let nested = names.join("$");
-                    let class = match package {
-                        Some(p) => format!("{p}.{nested}"),
-                        None => nested,
-                    };
-                    out.push(MainMethod {
-                        class,
-                        line: name.start_position().row,
-                        name_span: (name.start_byte(), name.end_byte()),
-                    });
-                }
+                let nested = names.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join("$");
+                let class = match package {
+                    Some(p) => format!("{p}.{nested}"),
+                    None => nested,
+                };
+                visit(&class, names[names.len() - 1].1, child);
             }
             _ => {}
         }
@@ -231,6 +302,27 @@ mod tests {
     use super::*;
 
     const SRC: &str = "package p;\nclass A {\n    static class In { public static void main(String[] a) {} }\n    void f(int[] xs) {\n        String s = \"é𝄞\" + xs.length; Object o = new Object();\n        xs[0] = xs[1];\n    }\n    public static void main(String... args) { }\n}\n";
+
+    #[test]
+    fn finds_junit_tests_and_their_classes() {
+        let src = "package p;\nimport org.junit.jupiter.api.*;\nclass CalcTest {\n  @Test void adds() {}\n  @org.junit.Test public void old() {}\n  @ParameterizedTest @ValueSource(ints = {1}) void many(int x) {}\n  @Disabled(\"no\") @Test void off() {}\n  void helper() {}\n  @Nested class Inner { @RepeatedTest(2) void again() {} }\n}\nclass Plain { void f() {} }\n";
+        let tree = parse(src);
+        let found: Vec<String> = test_entries(src, tree.as_ref()).iter().map(|t| t.selector()).collect();
+        assert_eq!(
+            found,
+            vec![
+                "p.CalcTest",
+                "p.CalcTest#adds",
+                "p.CalcTest#old",
+                "p.CalcTest#many",
+                "p.CalcTest#off",
+                "p.CalcTest$Inner",
+                "p.CalcTest$Inner#again"
+            ]
+        );
+        let first = &test_entries(src, tree.as_ref())[0];
+        assert_eq!(&src[first.name_span.0..first.name_span.1], "CalcTest");
+    }
 
     #[test]
     fn finds_the_expression_and_counts_utf16() {

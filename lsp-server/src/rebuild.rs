@@ -78,18 +78,19 @@ pub fn needs_full(built: &Built, changed: &[PathBuf], classes: &Path, started: S
             }
         }
     }
-    let now = scan(classes, Path::new("/"));
+    let now = scan(classes, &[]);
     built.apis.iter().any(|(class, api)| now.apis.get(class).is_some_and(|a| a != api))
 }
 
-/// The record of what `classes` holds, sources found under `root` by package and `SourceFile`.
-pub fn record(key: &str, root: &Path, classes: &Path) -> Built {
-    let mut built = scan(classes, root);
+/// The record of what `classes` holds, sources found under the first of `roots` that has them
+/// (by package and `SourceFile`).
+pub fn record(key: &str, roots: &[PathBuf], classes: &Path) -> Built {
+    let mut built = scan(classes, roots);
     built.key = key.to_string();
     built
 }
 
-fn scan(classes: &Path, root: &Path) -> Built {
+fn scan(classes: &Path, roots: &[PathBuf]) -> Built {
     let mut built =
         Built { key: String::new(), sources: HashMap::new(), apis: HashMap::new(), made_by: HashMap::new() };
     let mut stack = vec![classes.to_path_buf()];
@@ -108,8 +109,11 @@ fn scan(classes: &Path, root: &Path) -> Built {
             built.apis.insert(class.this_class.to_string(), api(&class));
             if let Some(file) = &class.source_file {
                 let package = class.this_class.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-                let source = root.join(package).join(&**file);
-                if let Some(h) = hash_file(&source) {
+                let found = roots.iter().find_map(|root| {
+                    let source = root.join(package).join(&**file);
+                    hash_file(&source).map(|h| (source, h))
+                });
+                if let Some((source, h)) = found {
                     built.sources.insert(source.clone(), h);
                     built.made_by.entry(source).or_default().push(class.this_class.to_string());
                 }
@@ -166,14 +170,14 @@ mod tests {
         std::fs::write(&helper, HELPER).unwrap();
         let javac_path = javac::find_javac(None).unwrap();
         let compile = |sources: &[PathBuf], cp: &str| {
-            let job = javac::Job { sources, source_path: Some(&root), class_path: cp, out: &classes };
+            let job = javac::Job { sources, source_path: std::slice::from_ref(&root), class_path: cp, out: &classes };
             javac::compile(&javac_path, &job).unwrap();
         };
         let cp = classes.display().to_string();
 
         assert_eq!(decide(None, "k", &classes, &main), Decision::Full, "nothing built yet");
         compile(std::slice::from_ref(&main), "");
-        let built = record("k", &root, &classes);
+        let built = record("k", std::slice::from_ref(&root), &classes);
         assert_eq!(built.sources.len(), 2, "both sources are known, Helper found through -sourcepath");
         assert_eq!(decide(Some(&built), "k", &classes, &main), Decision::Nothing);
         assert_eq!(decide(Some(&built), "another entry point", &classes, &main), Decision::Full);
@@ -189,7 +193,7 @@ mod tests {
         compile(&changed, &cp);
         assert!(!needs_full(&built, &changed, &classes, started));
         assert_eq!(modified(&helper_class), helper_made, "Helper was not compiled again");
-        let built = record("k", &root, &classes);
+        let built = record("k", std::slice::from_ref(&root), &classes);
 
         // A method body changes: Main compiled against the same API needs nothing more.
         std::fs::write(&helper, HELPER.replace("return 1;", "return 2;")).unwrap();
@@ -198,7 +202,7 @@ mod tests {
         let started = SystemTime::now();
         compile(&changed, &cp);
         assert!(!needs_full(&built, &changed, &classes, started));
-        let built = record("k", &root, &classes);
+        let built = record("k", std::slice::from_ref(&root), &classes);
 
         // A constant Main inlined changes: Main could be stale, so everything is compiled again.
         std::fs::write(&helper, HELPER.replace("K = 5", "K = 6")).unwrap();

@@ -209,6 +209,30 @@ impl LanguageServer for Backend {
                     data: None,
                 });
             }
+            // JUnit tests: a lens to profile each test and each test class, and, after a test
+            // run, how each test ended (clicking it runs the test again).
+            let outcomes = snap.report.as_ref().map(|r| r.tests.as_slice()).unwrap_or_default();
+            for t in mapping::test_entries(&index.text, tree.as_ref()) {
+                let range = index.range(t.name_span.0, t.name_span.1, snap.encoding);
+                let selector = t.selector();
+                let profile = |title: String| CodeLens {
+                    range,
+                    command: Some(Command {
+                        title,
+                        command: "bloatlens.profile".into(),
+                        arguments: Some(vec![serde_json::json!(uri), serde_json::json!({ "test": selector })]),
+                    }),
+                    data: None,
+                };
+                let title = if t.method.is_some() { "▶ Profile test" } else { "▶ Profile tests" };
+                lenses.push(profile(title.into()));
+                if let Some(method) = &t.method {
+                    let ended = outcomes.iter().find(|o| o.class == t.class && o.method == *method);
+                    if let Some(o) = ended {
+                        lenses.push(profile(to_proto::test_lens_title(o)));
+                    }
+                }
+            }
         }
         // The file's top findings by what a fix would save, whatever their kind; one lens a line.
         let mut top: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| !m.stale).collect();
@@ -306,9 +330,16 @@ impl LanguageServer for Backend {
         let args = p.arguments;
         match p.command.as_str() {
             "bloatlens.profile" => {
+                // Arguments: the file, then a main class or `{"test": "com.acme.FooTest#bar"}`.
                 let file = args.first().and_then(|v| serde_json::from_value::<Uri>(v.clone()).ok());
                 let main_class = args.get(1).and_then(|v| v.as_str()).map(String::from);
-                self.send(Event::Profile { main_class, file });
+                let test = args.get(1).and_then(|v| v.get("test")).and_then(|t| t.as_str()).map(String::from);
+                if let Some(t) = &test {
+                    if let Err(e) = bloatlens_profiler::junit::check_selector(t) {
+                        return Err(tower_lsp_server::jsonrpc::Error::invalid_params(e.to_string()));
+                    }
+                }
+                self.send(Event::Profile { main_class, test, file });
                 Ok(None)
             }
             "bloatlens.entryPoints" => {

@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::job::{self, Outcome, Plan};
 use crate::mapping::{self, Encoding, LineIndex};
 use crate::to_proto;
+use bloatlens_profiler::junit::{TestOutcome, TestStatus};
 use bloatlens_profiler::report::{human_duration, Finding, Report};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -87,6 +88,19 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The source file of a test (`com.acme.FooTest#bar`): the workspace's `com/acme/FooTest.java`
+    /// (an open buffer's or the disk's) that declares it.
+    pub fn test_file(&self, selector: &str) -> Option<PathBuf> {
+        let class = selector.split('#').next()?.split('$').next()?;
+        let suffix = format!("{}.java", class.replace('.', "/"));
+        let mut files = Vec::new();
+        if let Some(root) = &self.root {
+            collect_java_files(root, &mut files, 0);
+        }
+        files.extend(self.docs.keys().filter_map(|u| u.to_file_path().map(|p| p.into_owned())));
+        files.into_iter().find(|f| f.ends_with(&suffix))
+    }
+
     /// Every main in the workspace's Java files (open buffers take precedence over the disk).
     pub fn workspace_mains(&self, file: Option<&Uri>) -> Vec<(String, PathBuf)> {
         let mut files: Vec<PathBuf> = Vec::new();
@@ -134,6 +148,40 @@ impl Snapshot {
     }
 }
 
+/// What a run starts from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryPoint {
+    /// A class with a `main`.
+    Main(String),
+    /// A JUnit test: a class, or `Class#method`.
+    Test(String),
+}
+
+impl EntryPoint {
+    /// As the client remembers it (the `entryPoint` setting): the class, or `test:` and the selector.
+    pub fn key(&self) -> String {
+        match self {
+            EntryPoint::Main(c) => c.clone(),
+            EntryPoint::Test(t) => format!("test:{t}"),
+        }
+    }
+
+    pub fn from_key(key: &str) -> EntryPoint {
+        match key.strip_prefix("test:") {
+            Some(t) => EntryPoint::Test(t.to_string()),
+            None => EntryPoint::Main(key.to_string()),
+        }
+    }
+
+    /// For people: `com.acme.Main`, `test com.acme.FooTest#bar`.
+    pub fn name(&self) -> String {
+        match self {
+            EntryPoint::Main(c) => c.clone(),
+            EntryPoint::Test(t) => format!("test {t}"),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum Event {
     Initialized {
@@ -166,17 +214,21 @@ pub enum Event {
         uri: Uri,
     },
     Configuration(serde_json::Value),
-    /// Java files changed on disk (a checkout, a build tool), after debouncing.
+    /// Java files or poms changed on disk (a checkout, a build tool), after debouncing.
     DiskChanged(Vec<PathBuf>),
     /// The run `generation` has compiled and now runs.
     Compiled {
         generation: u64,
     },
-    /// Profile this class (a lens or a command), or, without one, the file's main.
+    /// Profile this class (a lens or a command), or this test (`test`: a class or
+    /// `Class#method`), or, without either, the file's main.
     Profile {
         main_class: Option<String>,
+        test: Option<String>,
         file: Option<Uri>,
     },
+    /// The project was opened ahead of the first run: a line for the log, or why it could not be.
+    ProjectOpened(Result<String, String>),
     CancelProgress(ProgressToken),
     Suppress(Vec<String>),
     JobDone {
@@ -220,8 +272,9 @@ pub struct State {
     /// The last status sent, to send only changes.
     sent_status: Option<serde_json::Value>,
     compiler: job::Compiler,
-    /// The source root of the last published run, where its findings' files are.
-    source_root: Option<PathBuf>,
+    /// The source roots of the last published run, where its findings' files are.
+    source_roots: Vec<PathBuf>,
+    projects: job::Projects,
     suppressed: HashSet<String>,
     /// When each file was last saved through the editor (to ignore the watcher's echo).
     saved_at: HashMap<PathBuf, Instant>,
@@ -257,7 +310,8 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         client_ready: false,
         sent_status: None,
         compiler: job::Compiler::default(),
-        source_root: None,
+        source_roots: Vec::new(),
+        projects: job::Projects::default(),
         suppressed: HashSet::new(),
         saved_at: HashMap::new(),
         _watcher: None,
@@ -307,9 +361,11 @@ impl State {
                 self._watcher = self.watch();
                 if let Some(root) = self.snap.root.clone() {
                     let (compiler, jdk) = (self.compiler.clone(), self.snap.config.jdk_path.clone());
+                    let warm_root = root.clone();
                     tokio::task::spawn_blocking(move || {
-                        job::warm_up(&compiler, jdk.as_deref(), &job::cache_dir(&root))
+                        job::warm_up(&compiler, jdk.as_deref(), &job::cache_dir(&warm_root))
                     });
+                    self.open_project(root);
                 }
             }
             Event::ClientReady => self.client_ready = true,
@@ -333,6 +389,14 @@ impl State {
                 Err(e) => self.client.show_message(MessageType::ERROR, e).await,
             },
             Event::DiskChanged(paths) => {
+                if let Some(pom) = paths.iter().find(|p| p.file_name().is_some_and(|n| n == "pom.xml")) {
+                    // Maven's class paths may have changed: asked again before the next run.
+                    job::invalidate(&self.projects);
+                    self.log(format!("{} changed: Maven's class paths will be read again", pom.display())).await;
+                    if let Some(root) = self.snap.root.clone() {
+                        self.open_project(root);
+                    }
+                }
                 // Saves through the editor also reach the watcher: those are handled already.
                 let fresh: Vec<PathBuf> = paths
                     .into_iter()
@@ -343,7 +407,19 @@ impl State {
                     self.start_profile(None, uri).await;
                 }
             }
-            Event::Profile { main_class, file } => self.start_profile(main_class, file).await,
+            Event::Profile { main_class, test, file } => {
+                let entry = match test {
+                    Some(t) => Some(EntryPoint::Test(t)),
+                    None => main_class.map(EntryPoint::Main),
+                };
+                self.start_profile(entry, file).await
+            }
+            Event::ProjectOpened(Ok(line)) => self.log(line).await,
+            Event::ProjectOpened(Err(message)) => {
+                self.snap.status = Status::Failed(message.clone());
+                self.log(message.clone()).await;
+                self.client.show_message(MessageType::ERROR, message).await;
+            }
             Event::Compiled { generation } => {
                 if let (true, Status::Compiling { main_class, run }) =
                     (generation == self.generation, &self.snap.status)
@@ -426,8 +502,8 @@ impl State {
     }
 
     /// Works out what to run and starts it, cancelling the run in progress.
-    async fn start_profile(&mut self, main_class: Option<String>, file: Option<Uri>) {
-        let plan = match self.plan(main_class, file).await {
+    async fn start_profile(&mut self, entry: Option<EntryPoint>, file: Option<Uri>) {
+        let plan = match self.plan(entry, file).await {
             Some(plan) => plan,
             None => return,
         };
@@ -452,7 +528,7 @@ impl State {
         });
         self.snap.status = Status::Compiling { main_class: plan.main_class.clone(), run: generation };
         let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
-        let compiler = self.compiler.clone();
+        let (compiler, projects) = (self.compiler.clone(), self.projects.clone());
         tokio::spawn(async move {
             // Progress is set up beside the run, not before it: a slow client delays nothing.
             let title = format!("profiling {}", plan.main_class);
@@ -487,7 +563,8 @@ impl State {
             let compiled = move || {
                 let _ = compiled_events.send(Event::Compiled { generation });
             };
-            let mut job = tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, cancel, compiled));
+            let mut job =
+                tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, &projects, cancel, compiled));
             let finished = tokio::select! {
                 outcome = &mut job => Some(outcome),
                 _ = cancelled.notified() => None,
@@ -522,45 +599,57 @@ impl State {
         self.client.log_message(MessageType::INFO, line).await;
     }
 
-    /// The entry point: a class asked for (a lens, the picker: it becomes the entry point), the
-    /// `mainClass` setting, the entry point chosen before (while its main exists), the saved file's
-    /// main, the workspace's only main. With several and none chosen, the status asks the user to
-    /// pick one (said once as a message, and in the log each time).
-    async fn plan(&mut self, main_class: Option<String>, file: Option<Uri>) -> Option<Plan> {
+    /// The entry point: a class or test asked for (a lens, the picker: it becomes the entry
+    /// point), the `mainClass` setting, the entry point chosen before (while it exists), the saved
+    /// file's main, the workspace's only main. With several and none chosen, the status asks the
+    /// user to pick one (said once as a message, and in the log each time).
+    async fn plan(&mut self, asked: Option<EntryPoint>, file: Option<Uri>) -> Option<Plan> {
         let mut config = self.snap.config.clone();
         // The program's input file is named relative to the workspace.
         if let (Some(f), Some(root)) = (config.stdin_file.as_mut(), self.snap.root.as_ref()) {
             *f = root.join(&*f);
         }
-        let mains = self.snap.workspace_mains(file.as_ref());
-        let has_main = |class: &str| mains.iter().find(|(c, _)| c == class).cloned();
-        let setting = (!config.main_class.is_empty()).then(|| config.main_class.clone());
-        let explicit = main_class.is_some();
-        let (class, path, why) = match main_class.or(setting) {
-            Some(class) => match has_main(&class) {
-                Some((c, p)) => (c, p, if explicit { "chosen" } else { "the mainClass setting" }),
-                None => {
-                    let msg = format!("Bloatlens: no main method found for {class} in the workspace");
-                    self.snap.status = Status::Failed(msg.clone());
-                    self.log(msg.clone()).await;
-                    self.client.show_message(MessageType::WARNING, msg).await;
-                    return None;
-                }
+        let explicit = asked.is_some();
+        let setting = (!config.main_class.is_empty()).then(|| EntryPoint::Main(config.main_class.clone()));
+        let remembered = self.entry.as_deref().map(EntryPoint::from_key);
+        let (entry, path, why) = match asked.or(setting) {
+            Some(EntryPoint::Test(selector)) => match self.snap.test_file(&selector) {
+                Some(p) => (EntryPoint::Test(selector), p, "chosen"),
+                None => return self.cannot_plan(format!("Bloatlens: no test class {selector} in the workspace")).await,
             },
+            Some(EntryPoint::Main(class)) => {
+                match self.snap.workspace_mains(file.as_ref()).into_iter().find(|(c, _)| *c == class) {
+                    Some((c, p)) => (EntryPoint::Main(c), p, if explicit { "chosen" } else { "the mainClass setting" }),
+                    None => {
+                        return self
+                            .cannot_plan(format!("Bloatlens: no main method found for {class} in the workspace"))
+                            .await
+                    }
+                }
+            }
             None => {
-                let remembered = self.entry.as_deref().and_then(has_main);
+                let mains = self.snap.workspace_mains(file.as_ref());
+                let remembered = match remembered {
+                    Some(EntryPoint::Test(t)) => self.snap.test_file(&t).map(|p| (EntryPoint::Test(t), p)),
+                    Some(EntryPoint::Main(m)) => {
+                        mains.iter().find(|(c, _)| *c == m).map(|(c, p)| (EntryPoint::Main(c.clone()), p.clone()))
+                    }
+                    None => None,
+                };
                 let in_file = file
                     .as_ref()
                     .and_then(|u| u.to_file_path())
                     .and_then(|p| mains.iter().find(|(_, mp)| mp.as_path() == p.as_ref()).cloned());
                 match (remembered, in_file) {
-                    (Some((c, p)), _) => (c, p, "the entry point"),
-                    (None, Some((c, p))) => (c, p, "the saved file's main"),
-                    (None, None) if mains.len() == 1 => (mains[0].0.clone(), mains[0].1.clone(), "the only main"),
+                    (Some((e, p)), _) => (e, p, "the entry point"),
+                    (None, Some((c, p))) => (EntryPoint::Main(c), p, "the saved file's main"),
+                    (None, None) if mains.len() == 1 => {
+                        (EntryPoint::Main(mains[0].0.clone()), mains[0].1.clone(), "the only main")
+                    }
                     (None, None) => {
                         let msg = if mains.is_empty() {
                             self.snap.status = Status::Failed("no main method in the workspace".into());
-                            "Bloatlens: no main method in the workspace to profile".to_string()
+                            "Bloatlens: no main method in the workspace to profile (a test runs from its \"Profile test\" lens)".to_string()
                         } else {
                             let names: Vec<String> = mains.iter().map(|(c, _)| c.clone()).collect();
                             self.snap.status = Status::Choose { mains: names };
@@ -580,10 +669,40 @@ impl State {
             }
         };
         // A new entry point is said in the run's log line.
-        let chosen = (self.entry.as_deref() != Some(class.as_str())).then(|| format!("entry point {class}: {why}"));
-        self.entry = Some(class.clone());
-        let source_root = bloatlens_profiler::javac::source_root_of(&path);
-        Some(Plan { main_class: class, main_file: path, source_root, config, chosen })
+        let key = entry.key();
+        let chosen =
+            (self.entry.as_deref() != Some(key.as_str())).then(|| format!("entry point {}: {why}", entry.name()));
+        self.entry = Some(key);
+        let root = self.snap.root.clone().unwrap_or_else(|| bloatlens_profiler::javac::source_root_of(&path));
+        let (main_class, test) = match entry {
+            EntryPoint::Main(class) => (class, None),
+            EntryPoint::Test(selector) => (selector.clone(), Some(selector)),
+        };
+        Some(Plan { main_class, test, main_file: path, root, config, chosen })
+    }
+
+    /// Says why there is nothing to run (status, log, a message).
+    async fn cannot_plan(&mut self, msg: String) -> Option<Plan> {
+        self.snap.status = Status::Failed(msg.clone());
+        self.log(msg.clone()).await;
+        self.client.show_message(MessageType::WARNING, msg).await;
+        None
+    }
+
+    /// Opens the project ahead of the first run (Maven's class paths take seconds), on a
+    /// blocking thread; the log says how long it took, or the editor why it failed.
+    fn open_project(&self, root: PathBuf) {
+        let (projects, events, mvn) = (self.projects.clone(), self.events.clone(), self.snap.config.maven_path.clone());
+        tokio::task::spawn_blocking(move || {
+            let said = match job::project(&projects, &root, &mvn) {
+                Ok((project, Some(d))) if project.build == bloatlens_profiler::project::Build::Maven => {
+                    Ok(job::describe_discovery(&project, &d))
+                }
+                Ok(_) => return,
+                Err(e) => Err(format!("Bloatlens: {e}")),
+            };
+            let _ = events.send(Event::ProjectOpened(said));
+        });
     }
 
     async fn finished(&mut self, generation: u64, plan: Plan, outcome: Outcome) {
@@ -592,7 +711,7 @@ impl State {
         }
         self.running = None;
         match outcome {
-            Outcome::Report { report, compile, run } => {
+            Outcome::Report { report, compile, run, roots, discovery } => {
                 if report.run.outcome == "cancelled" {
                     return;
                 }
@@ -615,8 +734,15 @@ impl State {
                     millis: (compile + run).as_millis(),
                 };
                 self.snap.report = Some(report.clone());
-                self.source_root = Some(plan.source_root.clone());
-                self.snap.findings = self.map_findings_in(&report, &plan.source_root);
+                if let Some(d) = &discovery {
+                    // Maven was asked (the first run, or a pom changed since the last).
+                    let line = self.projects.lock().unwrap_or_else(|e| e.into_inner()).describe(d);
+                    if let Some(line) = line {
+                        self.log(line).await;
+                    }
+                }
+                self.source_roots = roots;
+                self.snap.findings = self.map_findings_in(&report, &self.source_roots);
                 self.publish_findings(to_proto::uri_of(&plan.main_file)).await;
                 if report.run.partial {
                     let detail = report.run.outcome_detail.clone().unwrap_or_default();
@@ -646,6 +772,24 @@ impl State {
                     report.findings.len()
                 ))
                 .await;
+                if !report.tests.is_empty() {
+                    for t in &report.tests {
+                        self.log(format!("test {}#{}: {}", t.class, t.name, t.summary())).await;
+                    }
+                    // A failing test is worth a message: the findings are of a run that failed.
+                    let failed: Vec<&TestOutcome> =
+                        report.tests.iter().filter(|t| t.status == TestStatus::Failed).collect();
+                    if let Some(first) = failed.first() {
+                        let msg = format!(
+                            "Bloatlens: {} — {} ({}: {})",
+                            plan.main_class,
+                            to_proto::tests_summary(&report.tests),
+                            first.name,
+                            first.message.as_deref().unwrap_or("failed")
+                        );
+                        self.client.show_message(MessageType::WARNING, msg).await;
+                    }
+                }
                 self.refresh_lenses().await;
             }
             Outcome::Cancelled => {}
@@ -670,18 +814,22 @@ impl State {
         }
     }
 
-    /// Places the findings again (after a suppression), under the last run's source root.
+    /// Places the findings again (after a suppression), under the last run's source roots.
     fn map_findings(&self, report: &Report) -> Vec<Mapped> {
-        let root = self.source_root.clone().or_else(|| self.snap.root.clone()).unwrap_or_default();
-        self.map_findings_in(report, &root)
+        let roots = match &self.snap.root {
+            Some(root) if self.source_roots.is_empty() => vec![root.clone()],
+            _ => self.source_roots.clone(),
+        };
+        self.map_findings_in(report, &roots)
     }
 
-    /// Places every finding (not suppressed) and its related locations in files under `source_root`.
-    fn map_findings_in(&self, report: &Report, source_root: &Path) -> Vec<Mapped> {
+    /// Places every finding (not suppressed) and its related locations in files under the first
+    /// of `roots` that has them (a report names files by package: `com/acme/Foo.java`).
+    fn map_findings_in(&self, report: &Report, roots: &[PathBuf]) -> Vec<Mapped> {
         let enc = self.snap.encoding;
         let mut texts: HashMap<PathBuf, Option<(LineIndex, Option<tree_sitter::Tree>)>> = HashMap::new();
         let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
-            let path = source_root.join(file);
+            let path = roots.iter().map(|r| r.join(file)).find(|p| p.is_file())?;
             let uri = to_proto::uri_of(&path)?;
             let entry = texts.entry(path.clone()).or_insert_with(|| {
                 let text = match self.snap.docs.get(&uri) {
@@ -759,7 +907,7 @@ impl State {
         let enc = self.snap.encoding;
         let mut by_uri: HashMap<Uri, Vec<Diagnostic>> = HashMap::new();
         for d in diags {
-            let path = if d.file.is_absolute() { d.file.clone() } else { plan.source_root.join(&d.file) };
+            let path = if d.file.is_absolute() { d.file.clone() } else { plan.root.join(&d.file) };
             let Some(uri) = to_proto::uri_of(&path) else { continue };
             let index = match self.snap.docs.get(&uri) {
                 Some(doc) => doc.index.clone(),
@@ -830,7 +978,10 @@ impl State {
                     ev.kind,
                     notify::EventKind::Modify(_) | notify::EventKind::Create(_) | notify::EventKind::Remove(_)
                 ) {
-                    for p in ev.paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "java")) {
+                    let relevant = |p: &PathBuf| {
+                        p.extension().is_some_and(|e| e == "java") || p.file_name().is_some_and(|n| n == "pom.xml")
+                    };
+                    for p in ev.paths.into_iter().filter(relevant) {
                         let _ = raw_tx.send(p);
                     }
                 }

@@ -261,6 +261,35 @@ impl tower_lsp_server::ls_types::notification::Notification for StatusNotificati
 /// chosen: `mains` lists them —, `compiling`, `running` — with the run's number `run`, which a newer
 /// save changes —, `done`, `cancelled`, `failed` with its `message`), the main class, the problems
 /// shown (one a line) and how many of them are stale (edited since the run), the last run's time.
+/// A test's outcome on its lens: `✔ passed`, `✘ failed: expected <5> but was <4>` (one line, short).
+pub fn test_lens_title(t: &bloatlens_profiler::junit::TestOutcome) -> String {
+    use bloatlens_profiler::junit::TestStatus;
+    let mark = match t.status {
+        TestStatus::Passed => "✔",
+        TestStatus::Failed => "✘",
+        TestStatus::Aborted | TestStatus::Skipped => "○",
+    };
+    let summary = t.summary();
+    let line = summary.lines().next().unwrap_or("");
+    let short: String = line.chars().take(100).collect();
+    let cut = if short.len() < line.len() { "…" } else { "" };
+    format!("{mark} {short}{cut}")
+}
+
+/// `2 passed, 1 failed, 1 skipped`: the outcomes of a test run, counted.
+pub fn tests_summary(tests: &[bloatlens_profiler::junit::TestOutcome]) -> String {
+    use bloatlens_profiler::junit::TestStatus;
+    let statuses = [TestStatus::Passed, TestStatus::Failed, TestStatus::Aborted, TestStatus::Skipped];
+    statuses
+        .iter()
+        .filter_map(|&s| {
+            let n = tests.iter().filter(|t| t.status == s).count();
+            (n > 0).then(|| format!("{n} {}", s.word()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn status(snap: &Snapshot) -> serde_json::Value {
     // Counted as the editor shows them: one problem a line.
     let lines: std::collections::HashSet<(&Uri, u32)> =
@@ -278,7 +307,11 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
             serde_json::json!({"state": "running", "mainClass": main_class, "run": run})
         }
         Status::Done { main_class, millis, .. } => {
-            serde_json::json!({"state": "done", "mainClass": main_class, "millis": millis})
+            let mut done = serde_json::json!({"state": "done", "mainClass": main_class, "millis": millis});
+            if let Some(report) = snap.report.as_ref().filter(|r| !r.tests.is_empty()) {
+                done["tests"] = tests_summary(&report.tests).into();
+            }
+            done
         }
         Status::Cancelled { main_class } => serde_json::json!({"state": "cancelled", "mainClass": main_class}),
         Status::Failed(message) => serde_json::json!({"state": "failed", "message": message}),

@@ -61,7 +61,7 @@ pub fn find_javac(jdk_home: Option<&Path>) -> Result<PathBuf, CompileError> {
 /// finds the other sources they need under `source_path`.
 pub struct Job<'a> {
     pub sources: &'a [PathBuf],
-    pub source_path: Option<&'a Path>,
+    pub source_path: &'a [PathBuf],
     pub class_path: &'a str,
     pub out: &'a Path,
 }
@@ -71,8 +71,9 @@ impl Job<'_> {
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> =
             vec!["-g".into(), "-encoding".into(), "UTF-8".into(), "-d".into(), self.out.display().to_string()];
-        if let Some(sp) = self.source_path {
-            args.extend(["-sourcepath".into(), sp.display().to_string()]);
+        if !self.source_path.is_empty() {
+            let joined = self.source_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
+            args.extend(["-sourcepath".into(), joined]);
         }
         if !self.class_path.is_empty() {
             args.extend(["-cp".into(), self.class_path.to_string()]);

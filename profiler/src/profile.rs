@@ -227,5 +227,6 @@ fn make_report(
         call_tree: None,
         comparison: None,
         cost_benefit: None,
+        tests: Vec::new(),
     }
 }

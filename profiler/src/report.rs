@@ -27,6 +27,9 @@ pub struct Report {
     /// Cost-benefit's whole-program figures (cost-benefit on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_benefit: Option<CostSummary>,
+    /// How each test ended, when the entry point was a JUnit test (class or method).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<crate::junit::TestOutcome>,
 }
 
 /// Cost-benefit's whole-program figures.

@@ -49,6 +49,9 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     if let Some(place) = &r.stopped_at {
         let _ = writeln!(out, "stopped in: {}", place.describe());
     }
+    for t in &report.tests {
+        let _ = writeln!(out, "test {}#{} {}", t.class, t.name, t.summary());
+    }
     if report.findings.is_empty() {
         let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
     }

@@ -14,7 +14,9 @@ use anyhow::{bail, Context};
 use bloatlens_profiler::gate::Condition;
 use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
+use bloatlens_profiler::junit::TestLaunch;
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
+use bloatlens_profiler::project::{self, Build, Project};
 use bloatlens_profiler::report::human_duration;
 use bloatlens_profiler::report::{Report, Settings};
 use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STATUS_NOT_RUN};
@@ -164,8 +166,18 @@ struct ProfileArgs {
     /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
     #[arg(long)]
     jdk: Option<PathBuf>,
-    /// A main class, a `.java` file (more may follow), or a directory of sources.
-    target: String,
+    /// Run a JUnit test instead of a main: a test class (`com.acme.FooTest`) or method
+    /// (`com.acme.FooTest#bar`) of the project (the target, default `.`). JUnit 5 runs directly,
+    /// JUnit 4 through the vintage engine; the outcome is reported with the findings.
+    #[arg(long, value_name = "SELECTOR")]
+    test: Option<String>,
+    /// The Maven command for projects with a `pom.xml` (run offline, with your settings and repository).
+    #[arg(long, default_value = "mvn")]
+    mvn: String,
+    /// A main class, a `.java` file (more may follow), a directory of sources, or a project
+    /// directory (with a `pom.xml`: a Maven project, its modules' sources and dependencies).
+    #[arg(required_unless_present = "test")]
+    target: Option<String>,
     /// Arguments passed to main.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
@@ -394,14 +406,93 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     };
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
-    let target = PathBuf::from(&a.target);
-    let is_source = a.target.ends_with(".java") || target.is_dir();
+    let target_name = a.target.clone().unwrap_or_else(|| ".".into());
+    let target = PathBuf::from(&target_name);
+    let is_project = a.test.is_some() || target.join("pom.xml").is_file();
+    let is_source = target_name.ends_with(".java") || target.is_dir();
     let jdk_home = jdk(a.jdk.as_ref())?;
     let build_dir = tempfile::tempdir().context("creating a build directory")?;
     let mut roots = a.source_root.clone();
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
     let mut user_roots = a.source_root.clone();
-    let (class_path, main_class) = if is_source {
+    let mut test_launch = None;
+    let (class_path, main_class) = if is_project {
+        let dir = std::fs::canonicalize(&target).with_context(|| format!("{} is not a directory", target.display()))?;
+        let javac = javac::find_javac(Some(&jdk_home))?;
+        let project = match open_project(&dir, &a.mvn) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("bloatlens: error: {e}");
+                return Ok(STATUS_NOT_RUN);
+            }
+        };
+        let source_roots = match project.build {
+            Build::Maven => project.source_roots(),
+            Build::Plain => vec![dir.clone()],
+        };
+        let mut files = Vec::new();
+        for r in &source_roots {
+            files.extend(javac::java_files(r).with_context(|| format!("reading {}", r.display()))?);
+        }
+        let test_file = a.test.as_deref().and_then(|t| {
+            let class = t.split('#').next().unwrap_or(t).split('$').next().unwrap_or(t);
+            let rel = format!("{}.java", class.replace('.', "/"));
+            source_roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
+        });
+        // Every module compiles against every module's libraries (one javac run); a test runs
+        // with its own module's.
+        let given = a.class_path.split(':').filter(|p| !p.is_empty()).map(PathBuf::from);
+        let all: Vec<PathBuf> = project.libraries_for(&dir).into_iter().chain(given.clone()).collect();
+        let job = javac::Job {
+            sources: &files,
+            source_path: &source_roots,
+            class_path: &bloatlens_profiler::junit::join(&all),
+            out: build_dir.path(),
+        };
+        let libraries = project.libraries_for(test_file.as_deref().unwrap_or(&dir));
+        let mut cp: Vec<PathBuf> = libraries.iter().cloned().chain(given).collect();
+        match javac::compile(&javac, &job) {
+            Ok(()) => {}
+            Err(javac::CompileError::Failed { output, .. }) => {
+                eprint!("{output}");
+                eprintln!("bloatlens: error: the project does not compile");
+                return Ok(STATUS_NOT_RUN);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        user_roots.extend(source_roots.iter().cloned());
+        roots.extend(source_roots.iter().cloned());
+        cp.insert(0, build_dir.path().to_path_buf());
+        let main = match &a.test {
+            Some(selector) => {
+                let launch = match TestLaunch::prepare(
+                    selector,
+                    &javac,
+                    &project::cache_dir(&dir),
+                    &libraries,
+                    &project.repositories(),
+                ) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        eprintln!("bloatlens: error: {e}");
+                        return Ok(STATUS_NOT_RUN);
+                    }
+                };
+                cp.extend(launch.class_path.iter().cloned());
+                args = launch.args.clone();
+                test_launch = Some(launch);
+                bloatlens_profiler::junit::RUNNER_CLASS.to_string()
+            }
+            None => match &a.main {
+                Some(m) => m.clone(),
+                None => {
+                    let mains: Vec<PathBuf> = files.iter().filter(|f| !project.is_test_source(f)).cloned().collect();
+                    only_main(&mains)?
+                }
+            },
+        };
+        (bloatlens_profiler::junit::join(&cp), main)
+    } else if is_source {
         let mut sources = vec![target.clone()];
         while args.first().is_some_and(|x| x.ends_with(".java")) {
             sources.push(PathBuf::from(args.remove(0)));
@@ -424,8 +515,20 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         };
         let javac = javac::find_javac(Some(&jdk_home))?;
         let mut cp = a.class_path.clone();
+        // A source tree's libraries: the jars in its `lib/`.
+        if target.is_dir() {
+            let libs = bloatlens_profiler::junit::join(&Project::plain(&target).libraries);
+            if !libs.is_empty() {
+                cp = if cp.is_empty() { libs } else { format!("{cp}:{libs}") };
+            }
+        }
         // javac finds the other sources a file needs under its source root.
-        let job = javac::Job { sources: &files, source_path: Some(&root), class_path: &cp, out: build_dir.path() };
+        let job = javac::Job {
+            sources: &files,
+            source_path: std::slice::from_ref(&root),
+            class_path: &cp,
+            out: build_dir.path(),
+        };
         match javac::compile(&javac, &job) {
             Ok(()) => {}
             Err(javac::CompileError::Failed { output, .. }) => {
@@ -444,7 +547,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         roots.extend(a.class_path.split(':').filter(|p| Path::new(p).is_dir()).map(PathBuf::from));
         roots.push(PathBuf::from("."));
         let cp = if a.class_path.is_empty() { ".".to_string() } else { a.class_path.clone() };
-        (cp, a.target.clone())
+        (cp, target_name.clone())
     };
     let config = ProfileConfig {
         run: RunConfig {
@@ -479,6 +582,12 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         // Nothing ran: there is no report to print.
         eprintln!("bloatlens: error: {e}");
         return Ok(STATUS_NOT_RUN);
+    }
+    if let Some(launch) = &test_launch {
+        if let Err(e) = launch.finish(&mut report) {
+            eprintln!("bloatlens: error: {e}");
+            return Ok(STATUS_NOT_RUN);
+        }
     }
     if let Some(previous) = &previous {
         compare(&mut report, previous).map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
@@ -522,6 +631,20 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         0 if !tripped.is_empty() => STATUS_GATE,
         status => status,
     })
+}
+
+/// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom
+/// changed); the time Maven took is said on stderr.
+fn open_project(dir: &Path, mvn: &str) -> Result<Project, bloatlens_profiler::project::ProjectError> {
+    let (project, discovery) = Project::open(dir, &project::cache_dir(dir), mvn)?;
+    if project.build == Build::Maven && !discovery.cached {
+        eprintln!(
+            "bloatlens: Maven resolved the class paths of {} modules in {}",
+            project.modules.len(),
+            human_duration(discovery.took)
+        );
+    }
+    Ok(project)
 }
 
 /// `--format dot`: the whole graph asked for, the numbered finding's part of its graph, or the

@@ -172,10 +172,21 @@ impl<T: Tracker> Vm<T> {
         let verify = d.loader != 0 && !matches!(d.origin, Origin::Module(_));
         let id = self.define_in(t, d.loader, file, d.origin, d.hidden)?;
         self.classes[id as usize].protection_domain = d.protection_domain;
-        if verify {
+        if verify && !self.is_reflection_accessor(id) {
             self.classes[id as usize].verification.set(Verification::Pending);
         }
         Ok(id)
+    }
+
+    /// The JDK's generated reflection accessors (serialization constructors call an `<init>` of a
+    /// class other than their superclass's, on purpose): HotSpot does not verify them either.
+    fn is_reflection_accessor(&self, id: ClassId) -> bool {
+        self.classes[id as usize].supertypes.iter().any(|&s| {
+            matches!(
+                &*self.classes[s as usize].name,
+                "jdk/internal/reflect/MagicAccessorImpl" | "jdk/internal/reflect/SerializationConstructorAccessorImpl"
+            )
+        })
     }
 
     /// Links a parsed class for `loader`, its supertypes loaded through that loader, and

@@ -45,6 +45,13 @@ impl OpenFiles {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // Serialization's class descriptors: the JDK asks only whether a class has a static initializer
+    // (for the default serialVersionUID); its field-ID setup has nothing to set up here.
+    reg.add("java/io/ObjectStreamClass", "initNative", "()V", |_, _, _| Ok(0));
+    reg.add("java/io/ObjectStreamClass", "hasStaticInitializer", "(Ljava/lang/Class;)Z", |vm, _, a| {
+        let class = vm.class_of_mirror(a[0] as Ref);
+        Ok(vm.find_declared_method(class, "<clinit>", "()V").is_some() as u64)
+    });
     reg.add("java/io/FileInputStream", "isRegularFile0", "(Ljava/io/FileDescriptor;)Z", |vm, _, a| {
         let fd = vm.get_named(a[1] as Ref, "fd") as i32;
         Ok(vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).is_some_and(|m| m.is_file()) as u64)

@@ -42,7 +42,12 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
 
     reg.add("jdk/internal/misc/VM", "initialize", "()V", |_, _, _| Ok(0));
     reg.add("jdk/internal/misc/VM", "initializeFromArchive", "(Ljava/lang/Class;)V", |_, _, _| Ok(0));
-    reg.add("jdk/internal/misc/VM", "latestUserDefinedLoader0", "()Ljava/lang/ClassLoader;", |_, _, _| Ok(0));
+    reg.add(
+        "jdk/internal/misc/VM",
+        "latestUserDefinedLoader0",
+        "()Ljava/lang/ClassLoader;",
+        latest_user_defined_loader,
+    );
     reg.add("jdk/internal/misc/VM", "getNanoTimeAdjustment", "(J)J", |_, _, a| {
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         let offset = a[0] as i64;
@@ -165,6 +170,28 @@ fn get_caller_class<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> V
         }
         None => Ok(0),
     }
+}
+
+/// `VM.latestUserDefinedLoader0()`: the loader of the innermost method on the stack whose class
+/// neither the boot nor the platform loader defined, reflection's accessors skipped (as HotSpot);
+/// deserialization resolves the stream's classes with it.
+fn latest_user_defined_loader<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, _: &[u64]) -> VmResult<u64> {
+    let accessor = vm.lookup_class("jdk/internal/reflect/MethodAccessorImpl");
+    for f in t.frames.iter().rev() {
+        let class = vm.methods[f.method as usize].class;
+        if accessor.is_some_and(|a| vm.is_subtype(class, a)) {
+            continue;
+        }
+        let loader = vm.classes[class as usize].loader;
+        if loader == 0 {
+            continue;
+        }
+        let loader_class = &*vm.classes[vm.heap.get(loader).class as usize].name;
+        if loader_class != "jdk/internal/loader/ClassLoaders$PlatformClassLoader" {
+            return Ok(loader as u64);
+        }
+    }
+    Ok(0)
 }
 
 fn vm_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmResult<u64> {

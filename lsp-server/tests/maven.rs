@@ -1,0 +1,191 @@
+//! The server on a real Maven project (`fixtures/projects/shop`: two modules, commons-lang3,
+//! JUnit 5 and JUnit 4 tests) over stdio: Maven's class paths (offline, from Debian's Maven
+//! repository, which the project's `.mvn/maven.config` names), findings in both modules, a test
+//! profiled from its lens with its outcome shown, a pom change, and a broken pom said clearly.
+//! Needs `mvn` and Debian's `junit5`/`junit4` packages (`scripts/install-libraries.sh`).
+
+use bloatlens_lsp::harness::Editor;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Every file of a fixture project, relative to it.
+fn project_files(name: &str) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/projects").join(name);
+    let mut out = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(&root).unwrap().display().to_string();
+                out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+fn start(name: &str) -> Editor {
+    let files = project_files(name);
+    let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    Editor::start(Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp")), &refs, json!({}))
+}
+
+fn log_text(m: &Value) -> Option<&str> {
+    (m["method"] == "window/logMessage").then(|| m["params"]["message"].as_str()).flatten()
+}
+
+/// Messages up to the log line that starts with `prefix`.
+fn until_log(ed: &mut Editor, prefix: &str) -> Vec<Value> {
+    ed.until(|m| log_text(m).is_some_and(|t| t.starts_with(prefix)))
+}
+
+/// The files that got diagnostics among `msgs`, with them.
+fn diagnostics_by_file(msgs: &[Value]) -> Vec<(String, Vec<Value>)> {
+    msgs.iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .map(|m| {
+            (m["params"]["uri"].as_str().unwrap().to_string(), m["params"]["diagnostics"].as_array().unwrap().clone())
+        })
+        .collect()
+}
+
+fn lenses(ed: &mut Editor, u: &str) -> Vec<Value> {
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    ed.response(id).as_array().unwrap().clone()
+}
+
+fn file(ed: &Editor, rel: &str) -> PathBuf {
+    ed.root.join(rel)
+}
+
+const MAIN: &str = "app/src/main/java/com/acme/shop/app/Main.java";
+const INVENTORY_TEST: &str = "core/src/test/java/com/acme/shop/core/InventoryTest.java";
+
+#[test]
+fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_lenses() {
+    let mut ed = start("shop");
+    // Opening the workspace asks Maven for the modules' class paths, ahead of the first save.
+    let opened = until_log(&mut ed, "Maven: the class paths of 3 modules resolved in");
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    eprintln!("first open: {}", log_text(&opened[0]).unwrap());
+
+    // A save of the app's main: compiled against core's sources and commons-lang3 from Maven.
+    let main = ed.open(MAIN);
+    ed.save(&main);
+    let msgs = until_log(&mut ed, "profiled com.acme.shop.app.Main");
+    let by_file = diagnostics_by_file(&msgs);
+    let in_module = |m: &str| {
+        by_file.iter().filter(|(u, d)| u.contains(&format!("/ws/{m}/src/main/java/")) && !d.is_empty()).count()
+    };
+    assert!(in_module("core") > 0, "findings in core: {by_file:#?}");
+    assert!(in_module("app") > 0, "findings in app: {by_file:#?}");
+    // The copy chain of core's DTOs is found, on core's own source, with a hop in another file.
+    let (_, dto) = by_file.iter().find(|(u, _)| u.ends_with("core/ItemDto.java")).expect("ItemDto.java has findings");
+    let chain = dto.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain in ItemDto.java");
+    let related = chain["relatedInformation"].as_array().unwrap();
+    assert!(related.iter().any(|r| r["location"]["uri"].as_str().unwrap().ends_with("ItemView.java")), "{chain}");
+    // Nothing about the JDK or the jars: every file with findings is the workspace's.
+    assert!(by_file.iter().all(|(u, _)| u.contains("/ws/")), "{by_file:#?}");
+
+    // The test class has a lens per test and one for the class.
+    let test = ed.open(INVENTORY_TEST);
+    let ls = lenses(&mut ed, &test);
+    let titles: Vec<&str> = ls.iter().map(|l| l["command"]["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.iter().filter(|t| **t == "▶ Profile test").count(), 3, "{titles:?}");
+    assert_eq!(titles.iter().filter(|t| **t == "▶ Profile tests").count(), 1, "{titles:?}");
+    let failing = ls
+        .iter()
+        .find(|l| l["command"]["arguments"][1]["test"] == "com.acme.shop.core.InventoryTest#discountIsAppliedOnce")
+        .expect("a lens for discountIsAppliedOnce")
+        .clone();
+    let class_lens = ls
+        .iter()
+        .find(|l| l["command"]["arguments"][1]["test"] == "com.acme.shop.core.InventoryTest")
+        .expect("a lens for the class")
+        .clone();
+
+    // Running the class's lens: the JUnit 5 tests run under the VM; each outcome is shown.
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": class_lens["command"]["command"], "arguments": class_lens["command"]["arguments"]}),
+    );
+    let msgs = until_log(&mut ed, "profiled com.acme.shop.core.InventoryTest");
+    assert!(msgs.iter().any(|m| m["id"] == id), "the command is answered");
+    let rest = until_log(&mut ed, "test com.acme.shop.core.InventoryTest#transfersBetweenWarehouses()");
+    let logs: Vec<&str> = msgs.iter().chain(&rest).filter_map(log_text).collect();
+    assert!(logs.contains(&"test com.acme.shop.core.InventoryTest#totalsAreSummed(): passed"), "{logs:?}");
+    assert!(
+        logs.iter().any(|l| l.starts_with("test com.acme.shop.core.InventoryTest#discountIsAppliedOnce(): failed: org.opentest4j.AssertionFailedError: discount applied twice")),
+        "{logs:?}"
+    );
+    assert!(logs.iter().any(|l| l.ends_with("skipped: warehouse transfers are not implemented yet")), "{logs:?}");
+    // The failure is said to the user.
+    let said = ed.notification("window/showMessage");
+    let text = said["message"].as_str().unwrap();
+    assert!(text.contains("1 passed, 1 failed, 1 skipped") && text.contains("discount applied twice"), "{text}");
+    // The lenses show each test's outcome; clicking one runs that test again.
+    let titles: Vec<String> =
+        lenses(&mut ed, &test).iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect();
+    assert!(titles.iter().any(|t| t == "✔ passed"), "{titles:?}");
+    assert!(
+        titles.iter().any(|t| t.starts_with("✘ failed: org.opentest4j.AssertionFailedError: discount applied twice")),
+        "{titles:?}"
+    );
+    assert!(titles.iter().any(|t| t == "○ skipped: warehouse transfers are not implemented yet"), "{titles:?}");
+
+    // One test method, from its lens: only it runs.
+    ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": failing["command"]["arguments"]}),
+    );
+    let msgs = until_log(&mut ed, "test com.acme.shop.core.InventoryTest#discountIsAppliedOnce(): failed");
+    let logs: Vec<&str> = msgs.iter().filter_map(log_text).collect();
+    assert!(!logs.iter().any(|l| l.contains("totalsAreSummed")), "only the chosen test ran: {logs:?}");
+    ed.notification("window/showMessage");
+
+    // A JUnit 4 test of the other module runs through the vintage engine.
+    let report_test = ed.open("app/src/test/java/com/acme/shop/app/ReportTest.java");
+    ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": [report_test, {"test": "com.acme.shop.app.ReportTest#rendersOneLinePerOrder"}]}),
+    );
+    until_log(&mut ed, "test com.acme.shop.app.ReportTest#rendersOneLinePerOrder: passed");
+
+    // A pom change: Maven is asked again (its answer is cached by the poms' content).
+    let pom = file(&ed, "app/pom.xml");
+    let text = std::fs::read_to_string(&pom).unwrap();
+    std::fs::write(&pom, text.replace("</dependencies>", "  <!-- edited -->\n  </dependencies>")).unwrap();
+    let msgs = until_log(&mut ed, "Maven: the class paths of 3 modules resolved in");
+    eprintln!("after a pom change: {}", log_text(msgs.last().unwrap()).unwrap());
+    assert!(msgs
+        .iter()
+        .filter_map(log_text)
+        .any(|l| l.ends_with("app/pom.xml changed: Maven's class paths will be read again")));
+    ed.drain(std::time::Duration::from_secs(3));
+    ed.finish();
+}
+
+#[test]
+fn a_broken_pom_is_said_with_mavens_own_words() {
+    let mut ed = start("broken-pom");
+    let said = ed.until(|m| m["method"] == "window/showMessage");
+    let msg = said.last().unwrap();
+    assert_eq!(msg["params"]["type"], 1, "an error: {msg}");
+    let text = msg["params"]["message"].as_str().unwrap();
+    assert!(text.contains("Maven could not resolve the class paths of"), "{text}");
+    assert!(
+        text.contains("[FATAL] Non-parseable POM") && text.contains("/ws/pom.xml"),
+        "Maven's line, the workspace's path: {text}"
+    );
+    assert!(!text.contains("/cache/"), "the cache's copy is not named: {text}");
+    // A save says it again rather than running with a wrong class path.
+    let main = ed.open("src/main/java/demo/Main.java");
+    ed.save(&main);
+    let msgs = ed.until(|m| m["method"] == "window/showMessage");
+    assert!(msgs.last().unwrap()["params"]["message"].as_str().unwrap().contains("Non-parseable POM"));
+    ed.drain(std::time::Duration::from_secs(1));
+    ed.finish();
+}

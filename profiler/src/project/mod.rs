@@ -1,0 +1,176 @@
+//! A workspace's build: where its sources are, and the class path they compile and run against.
+//!
+//! A workspace with a `pom.xml` at its root is a Maven project: its reactor's modules are read
+//! from the poms, and Maven itself (the user's `mvn`, settings and local repository, offline)
+//! says each module's compile and test class paths ([`maven`]). Any other workspace is a plain
+//! source tree whose libraries are the jars in `lib/`. Either way the libraries are library code:
+//! findings are about the workspace's sources.
+
+pub mod maven;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a workspace is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Build {
+    Maven,
+    Plain,
+}
+
+/// A workspace's sources and libraries.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Project {
+    pub root: PathBuf,
+    pub build: Build,
+    /// Maven's modules, in the reactor's order; empty for a plain tree.
+    pub modules: Vec<Module>,
+    /// A plain tree's libraries (`lib/*.jar`).
+    pub libraries: Vec<PathBuf>,
+}
+
+/// One module of a Maven reactor.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Module {
+    /// `groupId:artifactId`.
+    pub id: String,
+    pub dir: PathBuf,
+    /// `src/main/java` (or the pom's `sourceDirectory`), when it exists.
+    pub main_sources: Vec<PathBuf>,
+    /// `src/test/java` (or the pom's `testSourceDirectory`), when it exists.
+    pub test_sources: Vec<PathBuf>,
+    /// Libraries of the compile class path (compile, provided and system scopes), as Maven resolved them.
+    pub compile_class_path: Vec<PathBuf>,
+    /// Libraries of the test class path (every scope).
+    pub test_class_path: Vec<PathBuf>,
+    /// The reactor's modules this one depends on (`groupId:artifactId`): their classes are ours.
+    pub reactor_dependencies: Vec<String>,
+}
+
+/// How the project was found: for the log, and the closing measurements.
+#[derive(Debug, Clone, Copy)]
+pub struct Discovery {
+    pub took: Duration,
+    /// The class paths came from the cache (no pom changed since Maven was last asked).
+    pub cached: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error("Maven was not found (`{0}`): install Maven or set the path of `mvn` in the settings")]
+    NoMaven(String),
+    #[error("{pom} is not a readable Maven pom: {reason}")]
+    BadPom { pom: PathBuf, reason: String },
+    /// Maven ran and failed: its own error lines.
+    #[error("Maven could not resolve the class paths of {root}:\n{}", lines.join("\n"))]
+    Maven { root: PathBuf, lines: Vec<String> },
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+}
+
+impl Project {
+    /// The workspace at `root`: Maven when `root/pom.xml` exists, else a plain tree.
+    /// `cache` is where Maven's answers are kept (outside the workspace).
+    pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery), ProjectError> {
+        if root.join("pom.xml").is_file() {
+            maven::open(root, cache, mvn)
+        } else {
+            let started = std::time::Instant::now();
+            Ok((Project::plain(root), Discovery { took: started.elapsed(), cached: false }))
+        }
+    }
+
+    /// A plain tree: its libraries are the jars in `lib/` (sorted, so runs are repeatable).
+    pub fn plain(root: &Path) -> Project {
+        let mut libraries: Vec<PathBuf> = std::fs::read_dir(root.join("lib"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jar"))
+            .collect();
+        libraries.sort();
+        Project { root: root.to_path_buf(), build: Build::Plain, modules: Vec::new(), libraries }
+    }
+
+    /// The Maven repositories where a test launcher's missing parts are looked for.
+    pub fn repositories(&self) -> Vec<PathBuf> {
+        maven::local_repository(&self.root).filter(|r| r.is_dir()).into_iter().collect()
+    }
+
+    /// Every source root of every module, main before test (empty for a plain tree: its roots
+    /// follow from each file's package).
+    pub fn source_roots(&self) -> Vec<PathBuf> {
+        let mains = self.modules.iter().flat_map(|m| m.main_sources.iter());
+        let tests = self.modules.iter().flat_map(|m| m.test_sources.iter());
+        mains.chain(tests).cloned().collect()
+    }
+
+    /// The module whose sources hold `file`.
+    pub fn module_of(&self, file: &Path) -> Option<&Module> {
+        self.modules.iter().find(|m| m.main_sources.iter().chain(&m.test_sources).any(|r| file.starts_with(r)))
+    }
+
+    /// Whether `file` is test code (under a module's test sources).
+    pub fn is_test_source(&self, file: &Path) -> bool {
+        self.modules.iter().any(|m| m.test_sources.iter().any(|r| file.starts_with(r)))
+    }
+
+    /// The libraries `file` compiles and runs against: its module's test class path (a superset
+    /// of the compile one), with the modules' it depends on; for a file outside every module
+    /// (or a plain tree) every module's, then `lib/`. The modules' own classes are compiled from
+    /// source, so they are never here.
+    pub fn libraries_for(&self, file: &Path) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        let mut add = |p: &PathBuf| {
+            if !out.contains(p) {
+                out.push(p.clone());
+            }
+        };
+        match self.module_of(file) {
+            Some(m) => {
+                m.test_class_path.iter().for_each(&mut add);
+                for dep in self.modules.iter().filter(|d| m.reactor_dependencies.contains(&d.id)) {
+                    dep.compile_class_path.iter().for_each(&mut add);
+                }
+            }
+            None => self.modules.iter().flat_map(|m| &m.test_class_path).for_each(&mut add),
+        }
+        self.libraries.iter().for_each(&mut add);
+        out
+    }
+}
+
+/// Where what Bloatlens learns about the project at `root` is kept between runs (Maven's class
+/// paths, the test runner): `$XDG_CACHE_HOME/bloatlens/…`, else `~/.cache/bloatlens/…`, else the
+/// temp dir; never inside the workspace.
+pub fn cache_dir(root: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    base.join("bloatlens").join(format!("{name}-{}", &format!("{digest:x}")[..16]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_tree_takes_its_jars_from_lib() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        for name in ["b.jar", "a.jar", "notes.txt"] {
+            std::fs::write(dir.path().join("lib").join(name), "").unwrap();
+        }
+        let p = Project::plain(dir.path());
+        assert_eq!(p.build, Build::Plain);
+        assert_eq!(p.libraries, vec![dir.path().join("lib/a.jar"), dir.path().join("lib/b.jar")]);
+        assert_eq!(p.libraries_for(&dir.path().join("src/Main.java")), p.libraries);
+        assert!(p.source_roots().is_empty());
+    }
+}

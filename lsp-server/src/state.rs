@@ -85,6 +85,8 @@ pub struct Snapshot {
     pub findings: Vec<Mapped>,
     pub report: Option<Arc<Report>>,
     pub status: Status,
+    /// The entry point as the client remembers it (`com.acme.Main`, `test:com.acme.FooTest#bar`).
+    pub entry_point: Option<String>,
 }
 
 impl Snapshot {
@@ -292,6 +294,7 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         findings: Vec::new(),
         report: None,
         status: Status::Idle,
+        entry_point: None,
     };
     let (publish, snapshots) = watch::channel(Arc::new(snap.clone()));
     let mut state = State {
@@ -672,7 +675,8 @@ impl State {
         let key = entry.key();
         let chosen =
             (self.entry.as_deref() != Some(key.as_str())).then(|| format!("entry point {}: {why}", entry.name()));
-        self.entry = Some(key);
+        self.entry = Some(key.clone());
+        self.snap.entry_point = Some(key);
         let root = self.snap.root.clone().unwrap_or_else(|| bloatlens_profiler::javac::source_root_of(&path));
         let (main_class, test) = match entry {
             EntryPoint::Main(class) => (class, None),

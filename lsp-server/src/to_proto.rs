@@ -316,6 +316,9 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
         Status::Cancelled { main_class } => serde_json::json!({"state": "cancelled", "mainClass": main_class}),
         Status::Failed(message) => serde_json::json!({"state": "failed", "message": message}),
     };
+    if let Some(entry) = &snap.entry_point {
+        out["entryPoint"] = entry.clone().into();
+    }
     if let (Some(out), serde_json::Value::Object(fields)) = (out.as_object_mut(), fields) {
         out.extend(fields);
     }

@@ -70,6 +70,8 @@ pub fn to_sarif(report: &Report, previous: Option<&Report>, sources: &Sources) -
                     "instructions": run.instructions,
                     "allocatedBytes": run.allocated_bytes,
                     "jdk": run.jdk,
+                    // A test run's outcomes (the entry point was a JUnit test).
+                    "tests": report.tests,
                 },
             }],
             "columnKind": "unicodeCodePoints",

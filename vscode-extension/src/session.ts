@@ -102,8 +102,10 @@ export class Session implements vscode.Disposable {
     const client = new LanguageClient("bloatlens", "Bloatlens", { command: this.server.path, args: [] }, options);
     client.registerFeature(statusCapability);
     client.onNotification("bloatlens/status", (s: ServerStatus) => {
-      if ((s.state === "compiling" || s.state === "running") && s.mainClass) {
-        void this.context.workspaceState.update(ENTRY_POINT_KEY, s.mainClass);
+      // The server names the entry point as it takes it back (`test:` before a test's selector).
+      const entry = s.entryPoint ?? s.mainClass;
+      if ((s.state === "compiling" || s.state === "running") && entry) {
+        void this.context.workspaceState.update(ENTRY_POINT_KEY, entry);
       }
       this.status.show({ kind: "server", status: s });
     });

@@ -8,6 +8,10 @@ import * as vscode from "vscode";
 export interface ServerStatus {
   state: "idle" | "choose" | "compiling" | "running" | "done" | "cancelled" | "failed";
   mainClass?: string;
+  /** The entry point as the server takes it back in `entryPoint` (`test:` and a selector for a test). */
+  entryPoint?: string;
+  /** After a test run: `2 passed, 1 failed`. */
+  tests?: string;
   /** The run's number: a newer save starts a new one (the timer starts again). */
   run?: number;
   /** With `choose`: the classes with a main. */
@@ -84,10 +88,12 @@ export function describe(s: ClientStatus, elapsed?: number): Look {
           );
         case "done": {
           const when = st.millis !== undefined ? ` · ${duration(st.millis)}` : "";
+          const tests = st.tests ? ` · tests: ${st.tests}` : "";
           return look(
-            `$(pulse) Bloatlens: ${plural(st.findings, "finding")}${stale}${when}`,
+            `$(pulse) Bloatlens: ${plural(st.findings, "finding")}${stale}${when}${tests}`,
             `Bloatlens: profiled ${st.mainClass ?? "the program"}` +
               (st.millis !== undefined ? ` in ${duration(st.millis)}` : "") +
+              (st.tests ? ` (tests: ${st.tests})` : "") +
               `: ${plural(st.findings, "finding")}` +
               (st.stale > 0 ? `, ${st.stale} on lines edited since (stale until the next save)` : ""),
             false,

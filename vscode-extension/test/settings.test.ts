@@ -9,7 +9,7 @@ afterEach(() => settings.clear());
 test("the defaults reach the server nested as its Config, without the client's own settings", () => {
   const options = currentServerSettings(manifest);
   assert.deepEqual(Object.keys(options).sort(), [
-    "analyses", "args", "budgets", "classPath", "inlayHints", "maxLensesPerFile", "profileOnSave", "thresholds",
+    "analyses", "args", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile", "profileOnSave", "thresholds",
   ]);
   assert.deepEqual(options.analyses, { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true });
   assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 10000 });

@@ -15,6 +15,12 @@ test("each state reads as what a developer needs to know", () => {
   const done = describe({ kind: "server", status: { state: "done", mainClass: "app.Main", findings: 7, stale: 0, millis: 1234 } });
   assert.equal(done.text, "$(pulse) Bloatlens: 7 findings · 1.2 s");
   assert.ok(!done.warning && !done.error);
+  const tested = describe({
+    kind: "server",
+    status: { state: "done", mainClass: "app.FooTest", tests: "1 passed, 1 failed", findings: 2, stale: 0, millis: 2000 },
+  });
+  assert.equal(tested.text, "$(pulse) Bloatlens: 2 findings · 2.0 s · tests: 1 passed, 1 failed");
+  assert.match(tested.tooltip, /profiled app\.FooTest in 2\.0 s \(tests: 1 passed, 1 failed\)/);
   const stale = describe({ kind: "server", status: { state: "done", findings: 1, stale: 1, millis: 80 } });
   assert.equal(stale.text, "$(pulse) Bloatlens: 1 finding (1 stale) · 80 ms");
   assert.ok(stale.warning);

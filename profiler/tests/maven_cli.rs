@@ -1,0 +1,136 @@
+//! `bloatlens profile` on a Maven project (`fixtures/projects/shop`, copied to a temp dir): the
+//! modules' class paths from Maven (offline, Debian's repository named in its `.mvn/maven.config`),
+//! JUnit 5 and JUnit 4 tests with `--test` and their outcomes, SARIF validated against the
+//! schema with findings in the modules' sources, `--fail-on` exit statuses, and the clear
+//! errors: an unknown test, a broken pom, no Maven.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of a fixture project, and a cache directory beside it (outside it).
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new(name: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&repo().join("fixtures/projects").join(name), &dir.path().join("ws"));
+        Project { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    /// `bloatlens profile <args…>` from the project's root, as a CI job runs it.
+    fn profile(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+            .arg("profile")
+            .args(args)
+            .current_dir(self.root())
+            .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
+            .output()
+            .unwrap()
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn tests_run_with_their_outcomes_and_the_sarif_log_names_the_modules_sources() {
+    let p = Project::new("shop");
+    // JUnit 5: one passes, one fails with its message, one is skipped; a failed test is the run's failure.
+    let out = p.profile(&["--test", "com.acme.shop.core.InventoryTest"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stderr.contains("Maven resolved the class paths of 3 modules in"), "{stderr}");
+    assert!(stdout.starts_with("bloatlens: com.acme.shop.core.InventoryTest — exited (exit status 1)"), "{stdout}");
+    assert!(stdout.contains("test com.acme.shop.core.InventoryTest#totalsAreSummed() passed"), "{stdout}");
+    assert!(
+        stdout.contains("test com.acme.shop.core.InventoryTest#discountIsAppliedOnce() failed: org.opentest4j.AssertionFailedError: discount applied twice ==> expected: <9000> but was: <8100>"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("skipped: warehouse transfers are not implemented yet"), "{stdout}");
+    // The framework's work is not the user's: every finding is on the workspace's sources.
+    assert!(!stdout.contains("junit"), "no finding about JUnit: {stdout}");
+
+    // JUnit 4 through the vintage engine, one method; the class paths come from the cache now.
+    let out = p.profile(&["--test", "com.acme.shop.app.ReportTest#rendersOneLinePerOrder", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("Maven resolved"), "no pom changed: Maven is not asked again");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["run"]["main_class"], "com.acme.shop.app.ReportTest#rendersOneLinePerOrder");
+    let tests = report["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1, "{tests:?}");
+    assert_eq!(tests[0]["status"], "passed");
+
+    // The app's main as SARIF: valid, with results in both modules' sources, paths relative to the root.
+    let sarif = p.dir.path().join("shop.sarif");
+    let out =
+        p.profile(&["--main", "com.acme.shop.app.Main", "--format", "sarif", "--output", sarif.to_str().unwrap(), "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("profiler/tests/schemas/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::draft7::new(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&log).map(|e| format!("{e} at {}", e.instance_path)).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let uris: Vec<&str> = log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.iter().any(|u| u.starts_with("core/src/main/java/com/acme/shop/core/")), "{uris:?}");
+    assert!(uris.iter().any(|u| u.starts_with("app/src/main/java/com/acme/shop/app/")), "{uris:?}");
+
+    // --fail-on: a kind present trips the gate (exit 1), one absent does not.
+    let out = p.profile(&["--main", "com.acme.shop.app.Main", "--fail-on", "copy-chain", "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--fail-on"), "{}", text(&out.stderr));
+    let out = p.profile(&["--main", "com.acme.shop.app.Main", "--fail-on", "clone", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn an_unknown_test_a_broken_pom_and_no_maven_are_clear_errors() {
+    let p = Project::new("shop");
+    let out = p.profile(&["--test", "com.acme.shop.core.InventoryTest#noSuchTest"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no test matches com.acme.shop.core.InventoryTest#noSuchTest"), "{stderr}");
+    assert!(stderr.contains("Could not find method with name [noSuchTest]"), "JUnit's reason: {stderr}");
+
+    let out = p.profile(&["--mvn", "/nonexistent/mvn", "--test", "com.acme.shop.core.InventoryTest"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Maven was not found (`/nonexistent/mvn`)"), "{}", text(&out.stderr));
+
+    let broken = Project::new("broken-pom");
+    let out = broken.profile(&["--main", "demo.Main", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("[FATAL] Non-parseable POM"), "Maven's own line: {stderr}");
+    assert!(stderr.contains(&format!("{}/pom.xml", broken.root().canonicalize().unwrap().display())), "{stderr}");
+}

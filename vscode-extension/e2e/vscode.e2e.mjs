@@ -2,12 +2,12 @@
 // playwright-core drives it (TESTING.md §3). Installs the packaged .vsix into a fresh profile,
 // opens a fixture workspace, saves a file and checks what a developer sees: squiggles, the
 // Problems panel's related locations, code lenses, a hover, "Next Hop" moving the cursor, and a
-// second save profiling again. Screenshots go to $BLOATLENS_ARTIFACTS (default
+// second save profiling again, then a Maven project's JUnit tests run from their lens. Screenshots go to $BLOATLENS_ARTIFACTS (default
 // ../target/e2e-artifacts/vscode). Needs: .tools/node24, .tools/code-server (scripts/install-tools.sh),
 // chromium, and bloatlens-linux-x64.vsix (npm run package). Anything missing fails the test.
 
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -224,6 +224,33 @@ try {
   await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: 30_000 });
   await page.screenshot({ path: path.join(artifacts, "7-business-problems.png") });
   await page.keyboard.press("Control+Shift+M");
+
+  // A Maven project (two modules, JUnit 5 and 4 tests) in a new window: the JUnit test class's
+  // "▶ Profile tests" lens runs its tests under the VM; each test's outcome becomes a lens.
+  const shop = path.join(tmp, "shop");
+  cpSync(path.join(repo, "fixtures/projects/shop"), shop, { recursive: true });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(shop)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90_000 });
+  await waitFor(async () => {
+    await page.keyboard.press("Control+P");
+    return page.locator(".quick-input-widget input").isVisible();
+  }, 30_000, "Quick Open in the Maven project");
+  await page.keyboard.type("InventoryTest.java");
+  await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('InventoryTest.java')", { timeout: 30_000 });
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(".monaco-editor .view-lines:has-text('class InventoryTest')", { timeout: 30_000 });
+  const runTests = page.locator(".codelens-decoration a", { hasText: "▶ Profile tests" });
+  await waitFor(() => runTests.first().isVisible(), 60_000, "the ▶ Profile tests lens on the test class");
+  check(true, "a ▶ Profile tests lens on the JUnit test class");
+  await runTests.first().click();
+  state = await waitForState((s) => s.status.kind === "server" && /failed/.test(s.status.status.tests ?? ""), "the tests' profile", 240_000);
+  check(state.status.status.tests === "1 passed, 1 failed, 1 skipped", `the status counts the outcomes (${state.status.status.tests})`);
+  check(state.status.status.entryPoint === "test:com.acme.shop.core.InventoryTest", "the test class is the entry point");
+  await waitFor(async () => (await page.locator(".codelens-decoration").allInnerTexts()).some((t) => t.includes("✘ failed")), 30_000, "the failed test's outcome lens");
+  const outcomeLenses = await page.locator(".codelens-decoration").allInnerTexts();
+  check(outcomeLenses.some((t) => t.includes("discount applied twice")), "the failed test's lens says the assertion's message");
+  check(outcomeLenses.some((t) => t.includes("✔ passed")), "the passing test's lens says so");
+  await page.screenshot({ path: path.join(artifacts, "8-maven-test-outcomes.png") });
   log(`passed; screenshots in ${artifacts}`);
 } catch (e) {
   process.exitCode = 1;

@@ -215,7 +215,13 @@ fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Resul
         copy_dir(&root.join(".mvn"), &tree.join(".mvn")).map_err(io("copying .mvn"))?;
     }
     let plugin = dependency_plugin(root);
-    let output = Command::new(mvn)
+    let mut command = Command::new(mvn);
+    // Maven's own JVM runs for seconds: C1 alone starts it faster (2.2 s against 3.6 s measured), unless
+    // the user set its options.
+    if std::env::var_os("MAVEN_OPTS").is_none_or(|o| o.is_empty()) {
+        command.env("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
+    }
+    let output = command
         .current_dir(&tree)
         .args(["-o", "-B", "-q", "-Dstyle.color=never", "-f"])
         .arg(tree.join("pom.xml"))

@@ -30,6 +30,8 @@ pub struct Plan {
     pub config: Config,
     /// Set when this run's entry point is a new one: how it was chosen (for the log).
     pub chosen: Option<String>,
+    /// The launch.json configuration run (its arguments and class path are in `config` already).
+    pub launch: Option<crate::launch::LaunchConfig>,
 }
 
 #[derive(Debug)]
@@ -287,6 +289,9 @@ pub fn run(
             capture: true,
             stdout_to_stderr: false,
             gc_interval_bytes: None,
+            properties: plan.launch.as_ref().map(|l| l.properties.clone()).unwrap_or_default(),
+            cwd: plan.launch.as_ref().map(|l| l.cwd.clone()),
+            env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

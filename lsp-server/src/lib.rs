@@ -5,7 +5,7 @@
 //!
 //! - [`server`]: protocol handlers (read snapshots, send events);
 //! - [`state`]: the state owner task (documents, settings, runs, publishing);
-//! - [`job`]: one compile-and-profile run;
+//! - [`job`]: one compile-and-profile run; [`launch`]: launch.json's Java configurations;
 //! - [`mapping`]: tree-sitter ranges and position encodings; [`to_proto`]: findings → LSP values;
 //! - [`config`]: the settings; [`framing`]: the byte stream, malformed messages answered, not fatal.
 
@@ -13,6 +13,7 @@ pub mod config;
 pub mod framing;
 pub mod harness;
 pub mod job;
+pub mod launch;
 pub mod mapping;
 pub mod rebuild;
 pub mod server;

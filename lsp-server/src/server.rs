@@ -346,11 +346,17 @@ impl LanguageServer for Backend {
                 // Every main of the workspace (and of the given file, if it lies outside).
                 let snap = self.snapshot();
                 let file = args.first().and_then(|v| serde_json::from_value::<Uri>(v.clone()).ok());
-                let mains: Vec<serde_json::Value> = snap
-                    .workspace_mains(file.as_ref())
-                    .into_iter()
-                    .map(|(class, path)| serde_json::json!({"class": class, "uri": to_proto::uri_of(&path)}))
+                let found = snap.workspace_mains(file.as_ref());
+                let mut mains: Vec<serde_json::Value> = found
+                    .iter()
+                    .map(|(class, path)| serde_json::json!({"class": class, "uri": to_proto::uri_of(path)}))
                     .collect();
+                // Then launch.json's Java configurations (`launch` names one); those it cannot run, in the log.
+                let (launches, skipped) = crate::launch::entry_points(snap.root.as_deref(), &found);
+                mains.extend(launches);
+                for line in skipped {
+                    self.client.log_message(MessageType::INFO, line).await;
+                }
                 Ok(Some(serde_json::Value::Array(mains)))
             }
             "bloatlens.nextHop" | "bloatlens.prevHop" => {

@@ -612,6 +612,21 @@ impl State {
         if let (Some(f), Some(root)) = (config.stdin_file.as_mut(), self.snap.root.as_ref()) {
             *f = root.join(&*f);
         }
+        // A launch.json configuration (`launch:<name>`) where a class would be named, or remembered.
+        let asked_key = asked.as_ref().map(EntryPoint::key);
+        if let Some(name) = crate::launch::selected(asked_key.as_deref(), &config, self.entry.as_deref()) {
+            let (name, remembered) = (name.to_string(), self.entry.clone());
+            let mains = self.snap.workspace_mains(file.as_ref());
+            return match crate::launch::plan(self.snap.root.as_deref(), &name, config, &mains, remembered.as_deref()) {
+                Ok(plan) => {
+                    let key = format!("{}{name}", crate::launch::PREFIX);
+                    self.entry = Some(key.clone());
+                    self.snap.entry_point = Some(key);
+                    Some(plan)
+                }
+                Err(msg) => self.cannot_plan(msg).await,
+            };
+        }
         let explicit = asked.is_some();
         let setting = (!config.main_class.is_empty()).then(|| EntryPoint::Main(config.main_class.clone()));
         let remembered = self.entry.as_deref().map(EntryPoint::from_key);
@@ -682,7 +697,7 @@ impl State {
             EntryPoint::Main(class) => (class, None),
             EntryPoint::Test(selector) => (selector.clone(), Some(selector)),
         };
-        Some(Plan { main_class, test, main_file: path, root, config, chosen })
+        Some(Plan { main_class, test, main_file: path, root, config, chosen, launch: None })
     }
 
     /// Says why there is nothing to run (status, log, a message).

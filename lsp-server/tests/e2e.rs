@@ -768,3 +768,128 @@ public class Main {
     ed.drain(std::time::Duration::from_millis(500));
     ed.finish();
 }
+
+/// A program whose temporaries (NATH findings) appear only when it runs as `Run Shop` launches
+/// it: with its argument, its `-D` property, its environment variable, and in its working
+/// directory, where it reads a relative file.
+const SHOP: &str = r#"package com.acme;
+
+import java.nio.file.*;
+
+public class Main {
+    static final class Box { final int v; Box(int v) { this.v = v; } }
+    public static void main(String[] args) throws Exception {
+        boolean launched = args.length == 2 && args[0].equals("boxes") && args[1].equals("two words")
+            && "fast".equals(System.getProperty("shop.mode"))
+            && "3".equals(System.getenv("SHOP_LEVEL"))
+            && Files.exists(Path.of("orders.txt"))
+            && System.getProperty("user.dir").endsWith("/run");
+        long s = 0;
+        if (launched) for (int i = 0; i < 500; i++) s += new Box(i).v;
+        System.out.println(s);
+    }
+}
+"#;
+
+const SHOP_LAUNCH: &str = r#"{
+    // Java configurations as VS Code's Java debugger writes them.
+    "version": "0.2.0",
+    "configurations": [
+        {
+            "type": "java",
+            "name": "Current File",
+            "request": "launch",
+            "mainClass": "${file}",
+        },
+        {
+            "type": "java",
+            "name": "Run Shop",
+            "request": "launch",
+            "mainClass": "com.acme.Main",
+            "args": "boxes 'two words'",
+            "vmArgs": ["-Xmx512m", "-Dshop.mode=fast"],
+            "cwd": "${workspaceFolder}/run",
+            "env": {"SHOP_LEVEL": "3"},
+        },
+        {"type": "node", "name": "Web", "request": "launch", "program": "web.js"},
+    ],
+}"#;
+
+fn shop_files() -> [(&'static str, &'static str); 3] {
+    [("src/com/acme/Main.java", SHOP), (".vscode/launch.json", SHOP_LAUNCH), ("run/orders.txt", "1\n")]
+}
+
+#[test]
+fn a_launch_configuration_from_the_picker_runs_with_its_arguments_properties_directory_and_environment() {
+    let mut ed = start(&shop_files(), json!({}));
+    let u = ed.open("src/com/acme/Main.java");
+    // The settings' way (no arguments, the server's directory): no temporaries.
+    let diags = save_and_profile(&mut ed, &u);
+    assert!(!diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+
+    // The picker lists the main and the Java launch configuration that can run; the log says why
+    // `Current File` is not offered.
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.entryPoints", "arguments": []}));
+    let (entries, log) = ed.response_and(id, "window/logMessage", Value::Null);
+    assert!(
+        log["message"].as_str().unwrap().contains("\"Current File\" is not offered: mainClass uses ${file}"),
+        "{log}"
+    );
+    assert_eq!(
+        entries,
+        json!([
+            {"class": "com.acme.Main", "uri": u},
+            {"class": "com.acme.Main", "uri": u, "launch": "Run Shop", "label": "launch.json: Run Shop"},
+        ])
+    );
+
+    // Choosing it runs it as launched.
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": [u, "launch:Run Shop"]}),
+    );
+    let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
+    ed.progress_after_create(created);
+    let diags = ed.diagnostics(&u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "the run had the launch's surroundings: {diags:?}");
+    let log = ed.notification("window/logMessage");
+    let line = log["message"].as_str().unwrap();
+    assert!(
+        line.ends_with(
+            "; entry point .vscode/launch.json: Run Shop (com.acme.Main); vmArgs other than -D ignored: -Xmx512m"
+        ),
+        "{log}"
+    );
+    // The choice sticks: the next save runs it again.
+    let diags = save_and_profile(&mut ed, &u);
+    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    ed.finish();
+}
+
+#[test]
+fn a_launch_configuration_named_in_the_settings_is_the_entry_point_the_status_reports() {
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let options = json!({"entryPoint": "launch:Run Shop"});
+    let mut ed = Editor::start_with(server, &shop_files(), options, json!({"experimental": {"bloatlensStatus": true}}));
+    ed.notification("bloatlens/status");
+    let u = ed.open("src/com/acme/Main.java");
+    ed.save(&u);
+    let seen = ed.until(|m| m["method"] == "bloatlens/status" && m["params"]["state"] == "done");
+    let compiling = seen.iter().find(|m| m["params"]["state"] == "compiling").expect("compiling");
+    // The client remembers the launch configuration, not its main class.
+    assert_eq!(compiling["params"]["entryPoint"], "launch:Run Shop");
+    assert_eq!(compiling["params"]["mainClass"], "com.acme.Main");
+    let published = seen.iter().find(|m| m["method"] == "textDocument/publishDiagnostics").expect("diagnostics");
+    assert!(published["params"]["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "nath"), "{published}");
+    if !seen.iter().any(|m| m["method"] == "window/logMessage") {
+        ed.notification("window/logMessage");
+    }
+    // A name launch.json does not have is said, and nothing runs.
+    ed.notify("workspace/didChangeConfiguration", json!({"settings": {"bloatlens": {"mainClass": "launch:Nope"}}}));
+    ed.save(&u);
+    let seen = ed.until(|m| m["method"] == "window/showMessage");
+    let msg = seen.last().unwrap()["params"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("no Java launch configuration named Nope"), "{msg}");
+    ed.drain(std::time::Duration::from_millis(300));
+    ed.finish();
+}

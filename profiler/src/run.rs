@@ -26,6 +26,13 @@ pub struct RunConfig {
     /// Collect after this many bytes of allocation (default: a quarter of the heap cap, at most
     /// 64 MB, growing with the live heap). The lifetime analysis sets its young generation here.
     pub gc_interval_bytes: Option<u64>,
+    /// System properties, as `java -Dkey=value` sets them.
+    pub properties: Vec<(String, String)>,
+    /// The program's working directory: `user.dir`, and what relative file paths resolve against.
+    /// None: the process's own.
+    pub cwd: Option<PathBuf>,
+    /// What `System.getenv` returns over the process's environment (a name given twice: the last).
+    pub env: Vec<(String, String)>,
 }
 
 impl RunConfig {
@@ -41,6 +48,9 @@ impl RunConfig {
             capture: false,
             stdout_to_stderr: false,
             gc_interval_bytes: None,
+            properties: Vec::new(),
+            cwd: None,
+            env: Vec::new(),
         }
     }
 }
@@ -139,6 +149,16 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         gc_interval_bytes: config
             .gc_interval_bytes
             .unwrap_or((config.limits.max_heap_bytes / 4).clamp(1 << 20, 64 << 20)),
+        properties: config.properties.clone(),
+        // Relative to the caller's directory, as a shell would take it; fixed before the program starts.
+        cwd: match &config.cwd {
+            Some(dir) if !dir.is_dir() => {
+                return Err(VmError::Boot(format!("the working directory {} is not a directory", dir.display())))
+            }
+            Some(dir) => Some(std::path::absolute(dir).map_err(|e| VmError::Boot(format!("{}: {e}", dir.display())))?),
+            None => None,
+        },
+        env: config.env.clone(),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;

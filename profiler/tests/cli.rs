@@ -275,3 +275,43 @@ fn a_prompt_without_a_newline_shows_before_the_program_reads() {
     assert_eq!(rest, "Hello, Ada\n");
     assert!(child.wait().unwrap().success());
 }
+
+const ENVIRONMENT: &str = "import java.nio.file.*; public class Env { public static void main(String[] a) throws Exception {
+    System.out.println(System.getProperty(\"k\") + \" \" + System.getProperty(\"flag\") + \" \" + System.getenv(\"K\") + \" \" + System.getenv(\"J\"));
+    System.out.println(System.getProperty(\"user.dir\") + \" \" + Files.readString(Path.of(\"in.txt\")).trim() + \" \" + String.join(\",\", a)); } }";
+
+/// `-Dkey=value` before the main class (as `java` takes it), `--cwd` and `--env`: the program
+/// prints what `java` started with the same prints; a `-D` after the main class is the program's.
+#[test]
+fn system_properties_working_directory_and_environment_as_java_has_them() {
+    let d = compile(&[("Env.java", ENVIRONMENT)]);
+    let cp = classes(&d).display().to_string();
+    let work = d.path().canonicalize().unwrap().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("in.txt"), "input\n").unwrap();
+    let java = Command::new("java")
+        .args(["-Dk=v w", "-Dflag", "-cp", &cp, "Env", "-Dx=1", "b"])
+        .current_dir(&work)
+        .env("K", "kv")
+        .env("J", "a=b")
+        .output()
+        .unwrap();
+    assert!(java.status.success(), "java: {}", stderr(&java));
+    let dir = work.display().to_string();
+    assert_eq!(stdout(&java), format!("v w  kv a=b\n{dir} input -Dx=1,b\n"));
+    let printed = d.path().join("printed.txt").display().to_string();
+    for command in ["run", "profile"] {
+        let mut args = vec![command, "-Dk=v w", "-Dflag", "--cwd", &dir, "--env", "K=kv", "--env=J=a=b"];
+        if command == "profile" {
+            args.extend(["--program-output", &printed, "--format", "json", "--output", "/dev/null"]);
+        }
+        args.extend(["-cp", &cp, "Env", "-Dx=1", "b"]);
+        let o = bloatlens(&args);
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", stderr(&o));
+        let out = if command == "run" { stdout(&o) } else { std::fs::read_to_string(&printed).unwrap() };
+        assert_eq!(out, stdout(&java), "{command}");
+    }
+    let o = bloatlens(&["run", "--env", "NOEQUALS", "-cp", &cp, "Env"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("expected NAME=VALUE"), "{}", stderr(&o));
+}

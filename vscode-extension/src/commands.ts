@@ -21,7 +21,11 @@ interface Chain {
 
 interface EntryPoint {
   class: string;
-  uri: string;
+  /** The main's file; null for a launch configuration whose main is not in the workspace. */
+  uri: string | null;
+  /** A launch.json configuration's name (the server runs it as `launch:<name>`), and its label. */
+  launch?: string;
+  label?: string;
 }
 
 interface HopResult extends Place {
@@ -66,13 +70,21 @@ async function profileEntryPoint(session: Session): Promise<void> {
   }
   const picked = await vscode.window.showQuickPick(
     mains.map((m) => ({
-      label: m.class,
-      description: vscode.workspace.asRelativePath(vscode.Uri.parse(m.uri)),
+      label: m.launch !== undefined ? (m.label ?? `launch.json: ${m.launch}`) : m.class,
+      // A launch configuration: its main class; a main: its file.
+      description: m.launch !== undefined || m.uri === null ? m.class : vscode.workspace.asRelativePath(vscode.Uri.parse(m.uri)),
       main: m,
     })),
-    { title: "Bloatlens: profile which main?", placeHolder: "A class with a main method (bloatlens.mainClass makes a choice stick)" },
+    {
+      title: "Bloatlens: profile which main?",
+      placeHolder: "A class with a main method, or a Java launch configuration of launch.json (bloatlens.mainClass makes a choice stick)",
+      matchOnDescription: true,
+    },
   );
-  if (picked) await session.command("bloatlens.profile", [picked.main.uri, picked.main.class]);
+  if (!picked) return;
+  const { main } = picked;
+  // The server takes `launch:<name>` where a class would be named.
+  await session.command("bloatlens.profile", [main.uri, main.launch !== undefined ? `launch:${main.launch}` : main.class]);
 }
 
 /** Where the last hop command left the cursor, on which chain: while the cursor stays there the

@@ -102,7 +102,7 @@ export class Session implements vscode.Disposable {
     const client = new LanguageClient("bloatlens", "Bloatlens", { command: this.server.path, args: [] }, options);
     client.registerFeature(statusCapability);
     client.onNotification("bloatlens/status", (s: ServerStatus) => {
-      // The server names the entry point as it takes it back (`test:` before a test's selector).
+      // The server names the entry point as it takes it back (`test:<selector>`, `launch:<name>`).
       const entry = s.entryPoint ?? s.mainClass;
       if ((s.state === "compiling" || s.state === "running") && entry) {
         void this.context.workspaceState.update(ENTRY_POINT_KEY, entry);

@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 export interface ServerStatus {
   state: "idle" | "choose" | "compiling" | "running" | "done" | "cancelled" | "failed";
   mainClass?: string;
-  /** The entry point as the server takes it back in `entryPoint` (`test:` and a selector for a test). */
+  /** The entry point as the server takes it back in `entryPoint`: a main class, `test:` and a selector, `launch:` and a launch configuration's name. */
   entryPoint?: string;
   /** After a test run: `2 passed, 1 failed`. */
   tests?: string;

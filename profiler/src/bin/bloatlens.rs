@@ -163,6 +163,8 @@ struct ProfileArgs {
     fail_on: Option<String>,
     #[command(flatten)]
     budgets: Budgets,
+    #[command(flatten)]
+    program: ProgramEnv,
     /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
     #[arg(long)]
     jdk: Option<PathBuf>,
@@ -190,6 +192,8 @@ struct RunArgs {
     class_path: String,
     #[command(flatten)]
     budgets: Budgets,
+    #[command(flatten)]
+    program: ProgramEnv,
     /// The JDK whose class library to run (default: JAVA_HOME, else the `java` on PATH).
     #[arg(long)]
     jdk: Option<PathBuf>,
@@ -198,6 +202,38 @@ struct RunArgs {
     /// Arguments passed to main.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+/// What the program runs in besides its arguments: system properties, working directory, environment.
+#[derive(Args)]
+struct ProgramEnv {
+    /// A system property, as `java -Dkey=value` sets it (`-Dkey=value` works too); repeatable.
+    #[arg(long = "property", value_name = "KEY=VALUE", value_parser = key_value)]
+    properties: Vec<(String, String)>,
+    /// The program's working directory: `user.dir`, and what its relative file paths resolve
+    /// against (the class path and sources are still named relative to this shell's).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// An environment variable the program sees (`System.getenv`) over this process's; repeatable.
+    #[arg(long = "env", value_name = "NAME=VALUE", value_parser = env_var)]
+    env: Vec<(String, String)>,
+}
+
+/// `key=value`; a bare `key` is the empty value, as `java -Dkey` takes it.
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        _ if s.is_empty() || s.starts_with('=') => Err("expected KEY=VALUE".into()),
+        Some((k, v)) => Ok((k.into(), v.into())),
+        None => Ok((s.into(), String::new())),
+    }
+}
+
+/// `NAME=VALUE`, the name non-empty.
+fn env_var(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.into(), v.into())),
+        _ => Err("expected NAME=VALUE".into()),
+    }
 }
 
 #[derive(Args)]
@@ -274,9 +310,10 @@ fn explain(result: &RunResult, limits: &Limits) {
     }
 }
 
-/// `-cp` and `-classpath` are what java users type (clap's short flags are single letters): they
-/// become `--class-path` among Bloatlens's own flags, that is, before the program (the main class
-/// or source file); everything after it is the program's, untouched, as `java` does.
+/// `-cp`, `-classpath` and `-Dkey=value` are what java users type (clap's short flags are single
+/// letters): they become `--class-path` and `--property key=value` among Bloatlens's own flags,
+/// that is, before the program (the main class or source file); everything after it is the
+/// program's, untouched, as `java` does.
 fn java_style_flags(argv: Vec<String>) -> Vec<String> {
     use clap::CommandFactory;
     let cli = Cli::command();
@@ -309,6 +346,10 @@ fn java_style_flags(argv: Vec<String>) -> Vec<String> {
             "--" => {
                 out.push(arg);
                 break;
+            }
+            define if define.starts_with("-D") && define.len() > 2 => {
+                out.push("--property".into());
+                out.push(define[2..].to_string());
             }
             flag if flag.starts_with('-') && flag.len() > 1 => {
                 let value = !flag.contains('=') && takes_value(flag);
@@ -356,6 +397,9 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         capture: false,
         stdout_to_stderr: false,
         gc_interval_bytes: None,
+        properties: a.program.properties,
+        cwd: a.program.cwd,
+        env: a.program.env,
     };
     let result = run(&config)?;
     explain(&result, &config.limits);
@@ -562,6 +606,9 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             // A report on stdout keeps stdout to itself: the program's output goes to stderr.
             stdout_to_stderr: a.output.is_none() && !matches!(a.format, Format::Text),
             gc_interval_bytes: None,
+            properties: a.program.properties.clone(),
+            cwd: a.program.cwd.clone(),
+            env: a.program.env.clone(),
         },
         analyses,
         settings,

@@ -84,6 +84,14 @@ pub struct Options {
     pub native_stack_budget: usize,
     /// Collect after this many bytes were allocated since the last collection.
     pub gc_interval_bytes: u64,
+    /// System properties given as `-Dkey=value` (they override the VM's own, as with `java`).
+    pub properties: Vec<(String, String)>,
+    /// The program's working directory (`user.dir`, and what its relative paths resolve against);
+    /// None: the process's own. The VM never changes the process's directory: a language server
+    /// runs several programs in one process.
+    pub cwd: Option<std::path::PathBuf>,
+    /// Environment variables the program sees besides (and over) the process's own.
+    pub env: Vec<(String, String)>,
 }
 
 /// What a program's `System.in` reads.

@@ -62,7 +62,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let path = vm.rust_string(a[1] as Ref);
         let mode = a[2] as i32;
         let write = mode & 2 != 0; // RandomAccessFile.RW
-        let file = std::fs::OpenOptions::new().read(true).write(write).create(write).truncate(false).open(&path);
+        let file =
+            std::fs::OpenOptions::new().read(true).write(write).create(write).truncate(false).open(vm.host_path(&path));
         open_into(vm, t, a[0] as Ref, &path, file)
     });
     reg.add(RAF, "read0", "()I", |vm, t, a| {
@@ -125,17 +126,19 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("java/io/FileOutputStream", "open0", "(Ljava/lang/String;Z)V", |vm, t, a| {
         let path = vm.rust_string(a[1] as Ref);
-        let file =
-            std::fs::OpenOptions::new().write(true).create(true).append(a[2] != 0).truncate(a[2] == 0).open(&path);
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .append(a[2] != 0)
+            .truncate(a[2] == 0)
+            .open(vm.host_path(&path));
         open_into(vm, t, a[0] as Ref, &path, file)
     });
     reg.add("java/io/FileInputStream", "open0", "(Ljava/lang/String;)V", |vm, t, a| {
         let path = vm.rust_string(a[1] as Ref);
-        let file = if Path::new(&path).is_dir() {
-            Err(std::io::Error::other("Is a directory"))
-        } else {
-            std::fs::File::open(&path)
-        };
+        let host = vm.host_path(&path);
+        let file =
+            if host.is_dir() { Err(std::io::Error::other("Is a directory")) } else { std::fs::File::open(&host) };
         open_into(vm, t, a[0] as Ref, &path, file)
     });
     reg.add("java/io/FileInputStream", "readBytes", "([BII)I", read_bytes);
@@ -178,8 +181,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
 
     const FS: &str = "java/io/UnixFileSystem";
     reg.add(FS, "canonicalize0", "(Ljava/lang/String;)Ljava/lang/String;", |vm, _, a| {
-        let path = vm.rust_string(a[1] as Ref);
-        let canon = canonicalize(&path);
+        let path = vm.host_path(&vm.rust_string(a[1] as Ref));
+        let canon = canonicalize(&path.display().to_string());
         Ok(vm.new_string(&canon) as u64)
     });
     reg.add(FS, "getBooleanAttributes0", "(Ljava/io/File;)I", |vm, _, a| {
@@ -233,7 +236,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(std::fs::create_dir(file_path(vm, a[1] as Ref)).is_ok() as u64)
     });
     reg.add(FS, "createFileExclusively", "(Ljava/lang/String;)Z", |vm, _, a| {
-        let path = vm.rust_string(a[1] as Ref);
+        let path = vm.host_path(&vm.rust_string(a[1] as Ref));
         Ok(std::fs::OpenOptions::new().write(true).create_new(true).open(path).is_ok() as u64)
     });
     reg.add(FS, "delete0", "(Ljava/io/File;)Z", |vm, _, a| {
@@ -245,11 +248,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
 }
 
-/// `File.path` of a java.io.File.
-fn file_path<T: Tracker>(vm: &Vm<T>, file: Ref) -> String {
+/// `File.path` of a java.io.File, as the host names it (see `Vm::host_path`).
+fn file_path<T: Tracker>(vm: &Vm<T>, file: Ref) -> std::path::PathBuf {
     match vm.get_named(file, "path") as Ref {
-        0 => String::new(),
-        s => vm.rust_string(s),
+        0 => std::path::PathBuf::new(),
+        s => vm.host_path(&vm.rust_string(s)),
     }
 }
 

@@ -180,6 +180,24 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
+    /// The program's working directory: the run's own (`Options::cwd`), else the process's.
+    pub(super) fn working_dir(&self) -> std::path::PathBuf {
+        match &self.opts.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| "/".into()),
+        }
+    }
+
+    /// A path the program names, as the host opens it: a relative one against the program's working
+    /// directory (the process's directory is shared with other runs, so never changed for one).
+    pub(super) fn host_path(&self, path: &str) -> std::path::PathBuf {
+        match &self.opts.cwd {
+            // The empty path names no file (`new File("").exists()` is false), not the directory.
+            Some(dir) if !path.is_empty() && !path.starts_with('/') => dir.join(path),
+            _ => path.into(),
+        }
+    }
+
     /// A new `byte[]` with these contents.
     pub(super) fn new_byte_array(&mut self, bytes: &[u8]) -> Ref {
         let data: Box<[i8]> = bytes.iter().map(|&b| b as i8).collect();

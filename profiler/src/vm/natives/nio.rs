@@ -215,7 +215,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // No optional capabilities (openat, futimens, birth time…): the JDK falls back to the basics.
     reg.add(D, "init", "()I", |_, _, _| Ok(0));
     reg.add(D, "getcwd", "()[B", |vm, _, _| {
-        let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
+        let cwd = vm.working_dir().display().to_string();
         Ok(vm.new_byte_array(cwd.as_bytes()) as u64)
     });
     reg.add(D, "exists0", "(J)Z", |vm, _, a| {
@@ -265,8 +265,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
 }
 
-/// The NUL-terminated string at a native-memory address.
-fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<String> {
+/// The path in the NUL-terminated string at a native-memory address, as the host names it (see
+/// `Vm::host_path`).
+fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<std::path::PathBuf> {
     let mut bytes = Vec::new();
     for i in 0.. {
         match vm.native_memory.read(addr + i, 1) {
@@ -275,7 +276,7 @@ fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<String> {
             None => return Err(Fault::Fatal(VmError::Internal(format!("path at unallocated address {addr:#x}")))),
         }
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(vm.host_path(&String::from_utf8_lossy(&bytes)))
 }
 
 /// Runs `f` on the open file behind descriptor `fd` (EBADF if none).

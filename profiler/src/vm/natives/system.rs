@@ -9,13 +9,20 @@ use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/ProcessImpl", "init", "()V", |_, _, _| Ok(0));
-    // System.getenv: the process environment as alternating name/value byte arrays.
+    // System.getenv: the process environment with the run's own variables over it, as
+    // alternating name/value byte arrays.
     reg.add("java/lang/ProcessEnvironment", "environ", "()[[B", |vm, t, _| {
+        use std::os::unix::ffi::OsStrExt;
+        let mut vars: Vec<(Vec<u8>, Vec<u8>)> =
+            std::env::vars_os().map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec())).collect();
+        for (k, v) in vm.opts.env.clone() {
+            vars.retain(|(name, _)| name.as_slice() != k.as_bytes());
+            vars.push((k.into_bytes(), v.into_bytes()));
+        }
         let mut items = Vec::new();
-        for (k, v) in std::env::vars_os() {
-            use std::os::unix::ffi::OsStrExt;
-            items.push(vm.new_byte_array(k.as_bytes()));
-            items.push(vm.new_byte_array(v.as_bytes()));
+        for (k, v) in vars {
+            items.push(vm.new_byte_array(&k));
+            items.push(vm.new_byte_array(&v));
         }
         let class = vm.load_or_throw(t, "[[B")?;
         Ok(vm.heap.alloc(class, crate::vm::heap::ObjData::Refs(items.into())) as u64)
@@ -215,6 +222,9 @@ fn vm_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmRe
         ("sun.nio.PageAlignDirectMemory".into(), "false".into()),
         ("java.lang.invoke.MethodHandle.TRACE_RESOLVE".into(), "false".into()),
     ];
+    // The command line's `-D` properties come last: SystemProps keeps the last of a name, as
+    // `java` lets `-D` override (`user.dir` included: only absent ones take the platform's).
+    let props = props.into_iter().chain(vm.opts.properties.iter().cloned());
     let mut items: Vec<Option<String>> = Vec::new();
     for (k, v) in props {
         items.push(Some(k));
@@ -244,7 +254,7 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
             slots.push((key.to_string(), *v as usize));
         }
     }
-    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
+    let cwd = vm.working_dir().display().to_string();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
     let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
     let os_version =

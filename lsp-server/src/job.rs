@@ -255,8 +255,11 @@ pub fn run(
         Err(e) => return Outcome::Failed(e.to_string()),
     }
     // A test runs as the JUnit runner's main, the launcher after the project's libraries.
-    let mut class_path: Vec<PathBuf> = std::iter::once(classes.clone()).chain(run_path.iter().cloned()).collect();
-    let (main_class, args, launch) = match &plan.test {
+    // The classes, then the resources beside them (as Maven's target/classes holds both).
+    let resources = project.resources_for(&plan.main_file);
+    let mut class_path: Vec<PathBuf> =
+        std::iter::once(classes.clone()).chain(resources).chain(run_path.iter().cloned()).collect();
+    let (main_class, args, test_launch) = match &plan.test {
         Some(selector) => {
             let cache = project::cache_dir(&plan.root);
             match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories()) {
@@ -289,7 +292,11 @@ pub fn run(
             capture: true,
             stdout_to_stderr: false,
             gc_interval_bytes: None,
-            properties: plan.launch.as_ref().map(|l| l.properties.clone()).unwrap_or_default(),
+            properties: test_launch
+                .iter()
+                .flat_map(|l| l.properties.iter().cloned())
+                .chain(plan.launch.iter().flat_map(|l| l.properties.iter().cloned()))
+                .collect(),
             cwd: plan.launch.as_ref().map(|l| l.cwd.clone()),
             env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
         },
@@ -299,7 +306,7 @@ pub fn run(
     let run_started = Instant::now();
     match profile(&config) {
         Ok((_, mut report)) => {
-            if let Some(launch) = &launch {
+            if let Some(launch) = &test_launch {
                 if let Err(e) = launch.finish(&mut report) {
                     return Outcome::Failed(format!("Bloatlens: {e}"));
                 }

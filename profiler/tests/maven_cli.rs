@@ -42,10 +42,15 @@ impl Project {
 
     /// `bloatlens profile <args…>` from the project's root, as a CI job runs it.
     fn profile(&self, args: &[&str]) -> Output {
+        self.profile_in("", args)
+    }
+
+    /// `bloatlens profile <args…>` from a directory of the project.
+    fn profile_in(&self, dir: &str, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_bloatlens"))
             .arg("profile")
             .args(args)
-            .current_dir(self.root())
+            .current_dir(self.root().join(dir))
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
             .output()
             .unwrap()
@@ -83,6 +88,22 @@ fn tests_run_with_their_outcomes_and_the_sarif_log_names_the_modules_sources() {
     let tests = report["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 1, "{tests:?}");
     assert_eq!(tests[0]["status"], "passed");
+
+    // Resources (the module's test and main resources are on the test class path), @TempDir, and a
+    // test waiting for a worker thread.
+    let out = p.profile(&["--test", "com.acme.shop.core.OrderTest"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains("test com.acme.shop.core.OrderTest#formatsTheExpectedPricesOfTheTestResource() passed"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches(" passed").count(), 6, "{stdout}");
+
+    // From a module's directory: the reactor above it is the project (core's classes and all).
+    let out = p.profile_in("app", &["--test", "com.acme.shop.app.ReportTest"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("test com.acme.shop.app.ReportTest#rendersOneLinePerOrder passed"));
 
     // The app's main as SARIF: valid, with results in both modules' sources, paths relative to the root.
     let sarif = p.dir.path().join("shop.sarif");

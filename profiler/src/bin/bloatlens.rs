@@ -460,8 +460,11 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
     let mut user_roots = a.source_root.clone();
     let mut test_launch = None;
+    let mut properties = a.program.properties.clone();
     let (class_path, main_class) = if is_project {
         let dir = std::fs::canonicalize(&target).with_context(|| format!("{} is not a directory", target.display()))?;
+        // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
+        let dir = bloatlens_profiler::project::maven::reactor_root(&dir);
         let javac = javac::find_javac(Some(&jdk_home))?;
         let project = match open_project(&dir, &a.mvn) {
             Ok(p) => p,
@@ -506,7 +509,9 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         }
         user_roots.extend(source_roots.iter().cloned());
         roots.extend(source_roots.iter().cloned());
-        cp.insert(0, build_dir.path().to_path_buf());
+        // The classes, then the resources beside them (as Maven's target/classes holds both).
+        let resources = project.resources_for(test_file.as_deref().unwrap_or(&dir));
+        cp.splice(0..0, std::iter::once(build_dir.path().to_path_buf()).chain(resources));
         let main = match &a.test {
             Some(selector) => {
                 let launch = match TestLaunch::prepare(
@@ -524,6 +529,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
                 };
                 cp.extend(launch.class_path.iter().cloned());
                 args = launch.args.clone();
+                properties.splice(0..0, launch.properties.iter().cloned());
                 test_launch = Some(launch);
                 bloatlens_profiler::junit::RUNNER_CLASS.to_string()
             }
@@ -606,7 +612,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             // A report on stdout keeps stdout to itself: the program's output goes to stderr.
             stdout_to_stderr: a.output.is_none() && !matches!(a.format, Format::Text),
             gc_interval_bytes: None,
-            properties: a.program.properties.clone(),
+            properties,
             cwd: a.program.cwd.clone(),
             env: a.program.env.clone(),
         },

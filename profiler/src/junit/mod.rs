@@ -64,7 +64,7 @@ pub enum JUnitError {
     NoPlatform(String),
     #[error("compiling the JUnit runner: {0}")]
     Runner(String),
-    #[error("no test matches {selector}{}: name a test class of the project's test sources (`com.acme.FooTest`) or one of its test methods (`com.acme.FooTest#bar`)", why.as_deref().map(|r| format!(" ({r})")).unwrap_or_default())]
+    #[error("no test matches {selector}{}: name a test class of the project's test sources (`com.acme.FooTest`) or one of its test methods (`com.acme.FooTest#bar`; with its parameter types when it has some: `#bar(java.nio.file.Path)`)", why.as_deref().map(|r| format!(" ({r})")).unwrap_or_default())]
     NoTests { selector: String, why: Option<String> },
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -219,6 +219,8 @@ pub struct TestLaunch {
     pub selector: String,
     pub class_path: Vec<PathBuf>,
     pub args: Vec<String>,
+    /// System properties the run needs (before the user's, which may override them).
+    pub properties: Vec<(String, String)>,
     /// Where the runner writes the outcomes (removed with the launch).
     outcomes: tempfile::TempPath,
 }
@@ -241,7 +243,12 @@ impl TestLaunch {
         let outcomes = tempfile::Builder::new().prefix("test-outcomes-").tempfile_in(cache)?.into_temp_path();
         let args = vec![outcomes.display().to_string(), selector.to_string()];
         let class_path = std::iter::once(runner_dir).chain(additions).collect();
-        Ok(TestLaunch { selector: selector.to_string(), class_path, args, outcomes })
+        // Every test method runs through `Method.invoke`. The VM runs the JDK's native reflection
+        // accessor as a nested call, where other threads are not scheduled: a test that starts a
+        // thread and waits for it would hang. Accessors generated as bytecode (at once, not after
+        // 15 calls) keep the whole test in the interpreter's loop (JDK 17; later JDKs ignore it).
+        let properties = vec![("sun.reflect.noInflation".to_string(), "true".to_string())];
+        Ok(TestLaunch { selector: selector.to_string(), class_path, args, properties, outcomes })
     }
 
     /// Tells the report what ran (the test, not the runner) and how each test ended; a run that

@@ -22,6 +22,9 @@ struct Pom {
     rel: PathBuf,
     source_dir: Option<String>,
     test_source_dir: Option<String>,
+    /// `<build><resources>`' directories (empty: Maven's default).
+    resource_dirs: Vec<String>,
+    test_resource_dirs: Vec<String>,
 }
 
 /// The project at `root` (which has a `pom.xml`), from the cache when no pom changed.
@@ -32,7 +35,7 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         // Maven's own words for what is wrong with it (it names the line); ours if it has none.
         let mut rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
         rels.push(pom.strip_prefix(root).unwrap_or(&pom).parent().map(Path::to_path_buf).unwrap_or_default());
-        return Err(match ask_maven(root, cache, mvn, &rels) {
+        return Err(match ask_maven(root, cache, mvn, &rels).map(|_| ()) {
             Err(e @ (ProjectError::Maven { .. } | ProjectError::NoMaven(_))) => e,
             _ => ProjectError::BadPom { pom, reason },
         });
@@ -48,7 +51,8 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         return Ok((project, Discovery { took: started.elapsed(), cached: true }));
     }
     let rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
-    let lists = ask_maven(root, cache, mvn, &rels)?;
+    let work = ask_maven(root, cache, mvn, &rels)?;
+    let lists = work.path().join("lists");
     let ids: Vec<&str> = poms.iter().map(|p| p.id.as_str()).collect();
     let mut modules = Vec::new();
     for pom in &poms {
@@ -61,12 +65,21 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
                 Vec::new()
             }
         };
+        let resources = |configured: &[String], default: &str| -> Vec<PathBuf> {
+            let dirs: Vec<PathBuf> = match configured {
+                [] => vec![dir.join(default)],
+                some => some.iter().map(|d| dir.join(d)).collect(),
+            };
+            dirs.into_iter().filter(|d| d.is_dir()).collect()
+        };
         let list = std::fs::read_to_string(lists.join(list_name(&pom.id))).unwrap_or_default();
         let resolved = parse_list(&list);
         let mut module = Module {
             id: pom.id.clone(),
             main_sources: existing(&pom.source_dir, "src/main/java"),
             test_sources: existing(&pom.test_source_dir, "src/test/java"),
+            main_resources: resources(&pom.resource_dirs, "src/main/resources"),
+            test_resources: resources(&pom.test_resource_dirs, "src/test/resources"),
             dir,
             compile_class_path: Vec::new(),
             test_class_path: Vec::new(),
@@ -86,9 +99,12 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
     }
     let project = Project { root: root.to_path_buf(), build: Build::Maven, modules, libraries: Vec::new() };
     let cached = Cached { key, project };
-    // A cache that cannot be written only costs the next open a Maven run.
-    let _ = std::fs::create_dir_all(cache)
-        .and_then(|_| std::fs::write(&cached_file, serde_json::to_string(&cached).unwrap_or_default()));
+    // Written whole or not at all (another run may read it meanwhile); a cache that cannot be
+    // written only costs the next open a Maven run.
+    let _ = tempfile::NamedTempFile::new_in(cache).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, serde_json::to_string(&cached).unwrap_or_default().as_bytes())?;
+        f.persist(&cached_file).map_err(|e| e.error)
+    });
     Ok((cached.project, Discovery { took: started.elapsed(), cached: false }))
 }
 
@@ -96,6 +112,23 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
 struct Cached {
     key: String,
     project: Project,
+}
+
+/// The root of the reactor `dir` belongs to: the outermost directory above it whose pom names the
+/// directory below as a module (`dir` itself when none does). A module's own pom is not enough for
+/// Maven: its parent and sibling modules are resolved from the reactor.
+pub fn reactor_root(dir: &Path) -> PathBuf {
+    let mut root = dir.to_path_buf();
+    while let Some(parent) = root.parent() {
+        let Ok(text) = std::fs::read_to_string(parent.join("pom.xml")) else { break };
+        let Ok((_, modules)) = read_pom(&text, PathBuf::new()) else { break };
+        let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        if !modules.iter().any(|m| m.trim_end_matches("/pom.xml").trim_end_matches('/') == name) {
+            break;
+        }
+        root = parent.to_path_buf();
+    }
+    root
 }
 
 /// A pom that cannot be read (malformed XML), and why.
@@ -162,18 +195,33 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
     let modules = child(project, "modules")
         .map(|m| m.children().filter(|c| c.has_tag_name("module")).filter_map(|c| text_of(Some(c))).collect())
         .unwrap_or_default();
+    // `<resources><resource><directory>`: the ones named without a property Maven would expand.
+    let resource_dirs = |list: &str, item: &str| -> Vec<String> {
+        let Some(list) = build.and_then(|b| child(b, list)) else { return Vec::new() };
+        list.children()
+            .filter(|c| c.has_tag_name(item))
+            .filter_map(|r| text_of(child(r, "directory")))
+            .filter(|d| !d.contains("${"))
+            .collect()
+    };
     let pom = Pom {
         id: format!("{group}:{artifact}"),
         rel,
         source_dir: dir("sourceDirectory"),
         test_source_dir: dir("testSourceDirectory"),
+        resource_dirs: resource_dirs("resources", "resource"),
+        test_resource_dirs: resource_dirs("testResources", "testResource"),
     };
     Ok((pom, modules))
 }
 
-/// What decides Maven's answer: the poms, the project's Maven configuration, the `mvn` used.
+/// What decides Maven's answer: the poms, the project's Maven configuration, the `mvn` used (and
+/// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
+    // What the cache holds changes with Bloatlens: another version asks Maven again.
+    const FORMAT: &str = concat!("project-cache/2 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
+    h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());
     let extra = [".mvn/maven.config", ".mvn/jvm.config", ".mvn/extensions.xml"];
     let files = poms.iter().map(|p| p.rel.join("pom.xml")).chain(extra.iter().map(PathBuf::from));
@@ -192,20 +240,17 @@ fn list_name(id: &str) -> String {
     format!("{}.list", id.replace(':', "__"))
 }
 
-/// Runs Maven once for the reactor on a copy of its pom tree; returns the directory of the
-/// per-module lists.
-fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Result<PathBuf, ProjectError> {
+/// Runs Maven once for the reactor on a copy of its pom tree, in a directory of its own (runs at
+/// the same time do not share one); returns that directory, the per-module lists in `lists/`.
+fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Result<tempfile::TempDir, ProjectError> {
     let io = |what: &str| {
         let what = what.to_string();
         move |source| ProjectError::Io { what, source }
     };
-    let tree = cache.join("poms");
-    let lists = cache.join("lists");
-    for d in [&tree, &lists] {
-        if d.exists() {
-            std::fs::remove_dir_all(d).map_err(io("clearing the Maven cache"))?;
-        }
-    }
+    std::fs::create_dir_all(cache).map_err(io("creating the cache"))?;
+    let work = tempfile::Builder::new().prefix("maven-").tempdir_in(cache).map_err(io("creating the cache"))?;
+    let tree = work.path().join("poms");
+    let lists = work.path().join("lists");
     for rel in modules {
         let to = tree.join(rel);
         std::fs::create_dir_all(&to).map_err(io("copying the poms"))?;
@@ -239,7 +284,7 @@ fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Resul
         let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
         return Err(ProjectError::Maven { root: root.to_path_buf(), lines: error_lines(&text, &tree, root) });
     }
-    Ok(lists)
+    Ok(work)
 }
 
 /// The dependency plugin as `groupId:artifactId:version`, the newest version the project's local
@@ -388,8 +433,35 @@ mod tests {
         assert_eq!(pom.id, "g:core", "the groupId is the parent's");
         assert_eq!(pom.source_dir.as_deref(), Some("src/java"));
         assert_eq!(pom.test_source_dir, None, "a property is Maven's to expand: the default is used");
+        assert!(pom.resource_dirs.is_empty());
+        let with_resources = r#"<project><groupId>g</groupId><artifactId>r</artifactId><build>
+            <resources><resource><directory>conf</directory></resource><resource><directory>${x}/y</directory></resource></resources>
+            <testResources><testResource><directory>src/test/data</directory></testResource></testResources></build></project>"#;
+        let (pom, _) = read_pom(with_resources, PathBuf::new()).unwrap();
+        assert_eq!(pom.resource_dirs, vec!["conf"]);
+        assert_eq!(pom.test_resource_dirs, vec!["src/test/data"]);
         assert!(modules.is_empty());
         assert!(read_pom("<project><artifactId>x</artifactI></project>", PathBuf::new()).is_err());
+    }
+
+    #[test]
+    fn a_module_directory_belongs_to_its_reactor() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let pom = |modules: &str| {
+            format!("<project><groupId>g</groupId><artifactId>a</artifactId><modules>{modules}</modules></project>")
+        };
+        std::fs::create_dir_all(root.join("app/web")).unwrap();
+        std::fs::write(root.join("pom.xml"), pom("<module>app</module>")).unwrap();
+        std::fs::write(root.join("app/pom.xml"), pom("<module>web/pom.xml</module>")).unwrap();
+        std::fs::write(root.join("app/web/pom.xml"), pom("")).unwrap();
+        assert_eq!(reactor_root(&root.join("app/web")), root);
+        std::fs::write(root.join("pom.xml"), pom("<module>other</module>")).unwrap();
+        assert_eq!(
+            reactor_root(&root.join("app/web")),
+            root.join("app"),
+            "a pom that does not name it is not its reactor"
+        );
     }
 
     #[test]

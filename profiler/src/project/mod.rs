@@ -39,6 +39,13 @@ pub struct Module {
     pub main_sources: Vec<PathBuf>,
     /// `src/test/java` (or the pom's `testSourceDirectory`), when it exists.
     pub test_sources: Vec<PathBuf>,
+    /// `src/main/resources` (or the pom's resource directories), when they exist: on the class path
+    /// as they are (Maven's filtering of `${…}` in them is not done).
+    #[serde(default)]
+    pub main_resources: Vec<PathBuf>,
+    /// `src/test/resources` (or the pom's test resource directories), when they exist.
+    #[serde(default)]
+    pub test_resources: Vec<PathBuf>,
     /// Libraries of the compile class path (compile, provided and system scopes), as Maven resolved them.
     pub compile_class_path: Vec<PathBuf>,
     /// Libraries of the test class path (every scope).
@@ -114,6 +121,21 @@ impl Project {
     /// Whether `file` is test code (under a module's test sources).
     pub fn is_test_source(&self, file: &Path) -> bool {
         self.modules.iter().any(|m| m.test_sources.iter().any(|r| file.starts_with(r)))
+    }
+
+    /// The resource directories a run from `file` sees: its module's test and main resources and
+    /// those of the modules it depends on; for a file outside every module, every module's.
+    pub fn resources_for(&self, file: &Path) -> Vec<PathBuf> {
+        match self.module_of(file) {
+            Some(m) => {
+                let deps = self.modules.iter().filter(|d| m.reactor_dependencies.contains(&d.id));
+                let theirs = deps.flat_map(|d| d.main_resources.iter());
+                m.test_resources.iter().chain(&m.main_resources).chain(theirs).cloned().collect()
+            }
+            None => {
+                self.modules.iter().flat_map(|m| m.test_resources.iter().chain(&m.main_resources)).cloned().collect()
+            }
+        }
     }
 
     /// The libraries `file` compiles and runs against: its module's test class path (a superset

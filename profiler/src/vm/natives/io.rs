@@ -195,10 +195,28 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Err(_) => 0,
         })
     });
-    reg.add(FS, "checkAccess", "(Ljava/io/File;I)Z", |vm, _, a| {
-        let path = file_path(vm, a[1] as Ref);
-        Ok(std::fs::metadata(path).is_ok() as u64)
-    });
+    // `File.canRead/canWrite/canExecute`: access(2), as HotSpot (the modes are POSIX's R_OK/W_OK/X_OK).
+    for name in ["checkAccess", "checkAccess0"] {
+        reg.add(FS, name, "(Ljava/io/File;I)Z", |vm, _, a| {
+            let path = file_path(vm, a[1] as Ref);
+            let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return Ok(0) };
+            // SAFETY: `c` is a NUL-terminated string that outlives the call; access(2) only reads it.
+            Ok((unsafe { libc::access(c.as_ptr(), a[2] as i32 & 7) } == 0) as u64)
+        });
+    }
+    // `File.setReadable/setWritable/setExecutable`: the owner's bit, or everyone's, set or cleared.
+    for name in ["setPermission", "setPermission0"] {
+        reg.add(FS, name, "(Ljava/io/File;IZZ)Z", |vm, _, a| {
+            use std::os::unix::fs::PermissionsExt;
+            let path = file_path(vm, a[1] as Ref);
+            let (access, enable, owner_only) = (a[2] as u32 & 7, a[3] != 0, a[4] != 0);
+            let bits = if owner_only { access << 6 } else { access << 6 | access << 3 | access };
+            let Ok(meta) = std::fs::metadata(&path) else { return Ok(0) };
+            let mode = meta.permissions().mode();
+            let mode = if enable { mode | bits } else { mode & !bits };
+            Ok(std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).is_ok() as u64)
+        });
+    }
     reg.add(FS, "getLength", "(Ljava/io/File;)J", |vm, _, a| {
         Ok(std::fs::metadata(file_path(vm, a[1] as Ref)).map(|m| m.len()).unwrap_or(0))
     });

@@ -96,8 +96,26 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(0)
     });
     reg.add(D, "mkdir0", "(JI)V", |vm, t, a| {
+        use std::os::unix::fs::DirBuilderExt;
         let path = c_string(vm, a[0])?;
-        std::fs::create_dir(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        // With its mode (a temporary directory is the owner's alone), less the umask as mkdir(2).
+        let made = std::fs::DirBuilder::new().mode(a[2] as u32 & 0o7777).create(&path);
+        made.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "chmod0", "(JI)V", |vm, t, a| {
+        use std::os::unix::fs::PermissionsExt;
+        let path = c_string(vm, a[0])?; // a long: two slots
+        let mode = std::fs::Permissions::from_mode(a[2] as u32 & 0o7777);
+        std::fs::set_permissions(&path, mode).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+    });
+    reg.add(D, "fchmod0", "(II)V", |vm, t, a| {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(a[1] as u32 & 0o7777);
+        let result = match vm.open_files.files.get(&(a[0] as i32)) {
+            Some(f) => f.set_permissions(mode),
+            None => Err(std::io::Error::from_raw_os_error(libc::EBADF)),
+        };
+        result.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
     });
     reg.add(D, "rmdir0", "(J)V", |vm, t, a| {
         let path = c_string(vm, a[0])?;

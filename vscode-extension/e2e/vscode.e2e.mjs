@@ -159,8 +159,13 @@ try {
   check(state.status.kind === "server" && state.status.status.state === "done" && state.status.status.findings === diags.length, "the status bar counts the findings");
 
   // What is on the screen: lenses, the status bar, the Problems panel with related locations.
-  const lensTexts = await page.locator(".codelens-decoration").allInnerTexts();
-  check(lensTexts.some((t) => t.includes("Profile with Bloatlens")), `code lenses drawn (${lensTexts.length})`);
+  // The editor draws lenses a moment after the provider answers: wait for them on screen.
+  let lensTexts = [];
+  await waitFor(async () => {
+    lensTexts = await page.locator(".codelens-decoration").allInnerTexts();
+    return lensTexts.some((t) => t.includes("Profile with Bloatlens"));
+  }, 30_000, "code lenses drawn");
+  check(true, `code lenses drawn (${lensTexts.length})`);
   check(/Bloatlens: \d+ findings? · /.test(await statusText()), `status bar reads "${await statusText()}"`);
   await page.keyboard.press("Control+Shift+M");
   await page.waitForSelector(".markers-panel .monaco-list-row", { timeout: 30_000 });

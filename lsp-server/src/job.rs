@@ -292,11 +292,7 @@ pub fn run(
             capture: true,
             stdout_to_stderr: false,
             gc_interval_bytes: None,
-            properties: test_launch
-                .iter()
-                .flat_map(|l| l.properties.iter().cloned())
-                .chain(plan.launch.iter().flat_map(|l| l.properties.iter().cloned()))
-                .collect(),
+            properties: plan.launch.iter().flat_map(|l| l.properties.iter().cloned()).collect(),
             cwd: plan.launch.as_ref().map(|l| l.cwd.clone()),
             env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
         },

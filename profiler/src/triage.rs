@@ -342,7 +342,15 @@ fn advice(f: &Finding, dropped: bool) -> String {
                 .as_array()
                 .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
                 .unwrap_or_default();
-            format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
+            if flag(f, "unread_everywhere") == Some(false) {
+                format!(
+                    "Compute {} only for the callers that read {} (lazily, or with a cheaper factory for the others).",
+                    names.join(", "),
+                    if names.len() == 1 { "it" } else { "them" }
+                )
+            } else {
+                format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
+            }
         }
         "low-utility" => text("Compute only what is read: most of what building this structure costs is never used (compute it lazily, or do not build it)."),
         "lifetime" => match f.evidence.get("class").and_then(|v| v.as_str()).unwrap_or("") {

@@ -184,6 +184,28 @@ fn context_sensitivity() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Cost-benefit with object-sensitive contexts: one factory's summaries, made for two callers
+/// that each read one of the two fields. Neither field is "never read"; each is unread in the
+/// other caller's objects, and the finding says in how many. The NATH verdict, shared by both
+/// contexts, is one finding with all the line's objects.
+fn unread_per_context() -> Result<(), Failed> {
+    let report = profile_fixture("unread_in_one_context")?;
+    let f = find(&report, "low-utility", |f| f.location.method == "summarize")?;
+    assert_eq!(num(f, "instances"), 2500);
+    assert_eq!(f.evidence["unread_everywhere"], false);
+    assert!(
+        f.message.contains("of its 2,500 objects, its fields checksum (in 2,000), total (in 500) are never read"),
+        "{}",
+        f.message
+    );
+    assert!(!f.message.contains("its fields checksum, total are never read"), "{}", f.message);
+    assert!(f.advice.contains("only for the callers that read them"), "{}", f.advice);
+    let nath = find(&report, "nath", |f| f.location.method == "summarize")?;
+    assert_eq!((num(nath, "instances"), num(nath, "contexts")), (2500, 2));
+    assert!(nath.message.contains("all 2,500 objects are temporaries"), "{}", nath.message);
+    Ok(())
+}
+
 /// ROLP §5: one allocation site reached by two call paths — the same two helpers called in the
 /// opposite order — whose objects live differently. The calling-context tree keeps the paths
 /// apart (an additive stack hash would merge them), so the site is `mixed` and both paths are named.
@@ -331,6 +353,7 @@ fn main() {
     trials.push(Trial::test("paper/slow_clone_numbers", slow_clone_numbers));
     trials.push(Trial::test("paper/context_sensitivity", context_sensitivity));
     trials.push(Trial::test("paper/rolp_mixed_contexts", rolp_mixed_contexts));
+    trials.push(Trial::test("contexts/unread_per_context", unread_per_context));
     trials.push(Trial::test("paper/figure_11_costs", figure_11_costs));
     trials.push(Trial::test("paper/repeated_check_bottleneck", repeated_check_bottleneck));
     libtest_mimic::run(&args, trials).exit();

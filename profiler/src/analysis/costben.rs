@@ -690,6 +690,46 @@ impl Tracker for CostBenefitTracker {
     }
 }
 
+/// A field of an allocation site's objects that some of them never read.
+struct UnreadField {
+    name: String,
+    /// The RAC of its stores in the objects that never read it.
+    cost: f64,
+    /// How many objects never read it.
+    objects: u64,
+}
+
+/// "its fields a, b are never read", or, when other objects of the site read them (another
+/// calling context), in how many of the site's objects they are not.
+fn unread_phrase(unread: &[UnreadField], instances: u64) -> String {
+    // `GradeStats.median` → `median`: the subject already names the class.
+    let short = |u: &UnreadField| u.name.rsplit('.').next().unwrap_or(&u.name).to_string();
+    let subject = if unread.len() == 1 { "its field" } else { "its fields" };
+    let verb = if unread.len() == 1 { "is" } else { "are" };
+    let names = unread.iter().map(short).collect::<Vec<_>>().join(", ");
+    let everywhere = |u: &UnreadField| u.objects >= instances;
+    if unread.iter().all(everywhere) {
+        format!("{subject} {names} {verb} never read")
+    } else if unread.iter().all(|u| u.objects == unread[0].objects) {
+        format!(
+            "{subject} {names} {verb} never read in {} of its {} objects (the others read {})",
+            words::count(unread[0].objects),
+            words::count(instances),
+            if unread.len() == 1 { "it" } else { "them" },
+        )
+    } else {
+        let each = unread
+            .iter()
+            .map(|u| match everywhere(u) {
+                true => format!("{} (in all of them)", short(u)),
+                false => format!("{} (in {})", short(u), words::count(u.objects)),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("of its {} objects, {subject} {each} {verb} never read", words::count(instances))
+    }
+}
+
 /// The share of a user object's own field cost that unread fields must reach to make it
 /// low-utility by themselves (1 / this).
 const UNREAD_SHARE: f64 = 10.0;
@@ -734,10 +774,12 @@ impl CostBenefitTracker {
             let rate = n_rac / (n_rab + 1.0);
             let min_cost = self.settings.low_utility_min_cost as f64;
             let class = self.allocs[&nodes[0]].class;
+            let instances: u64 = nodes.iter().map(|&n| self.graph.nodes[n as usize].freq).sum();
             // A user class's fields that are written and never read: their cost is pure waste,
             // however useful the fields next to them are (a read that decides a branch gives the
-            // whole structure a large benefit).
-            let mut unread: Vec<(String, f64)> = Vec::new();
+            // whole structure a large benefit). Per context: a field one caller's objects read and
+            // another's never do is unread in the latter's objects only.
+            let mut unread: Vec<UnreadField> = Vec::new();
             let mut own_rac = 0.0;
             if is_user_class(&classes[class as usize]) {
                 for (k, use_) in self.graph.fields.iter().filter(|(k, _)| nodes.contains(&k.object)) {
@@ -745,21 +787,24 @@ impl CostBenefitTracker {
                     own_rac += rac;
                     if use_.loads.is_empty() && !use_.stores.is_empty() {
                         let name = self.field_name(*k, classes);
-                        match unread.iter_mut().find(|(n, _)| *n == name) {
-                            Some(e) => e.1 += rac,
-                            None => unread.push((name, rac)),
+                        let objects = self.graph.nodes[k.object as usize].freq;
+                        match unread.iter_mut().find(|u| u.name == name) {
+                            Some(u) => {
+                                u.cost += rac;
+                                u.objects += objects;
+                            }
+                            None => unread.push(UnreadField { name, cost: rac, objects }),
                         }
                     }
                 }
             }
-            unread.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            let unread_rac: f64 = unread.iter().map(|(_, c)| c).sum();
+            unread.sort_by(|a, b| b.cost.total_cmp(&a.cost).then(a.name.cmp(&b.name)));
+            let unread_rac: f64 = unread.iter().map(|u| u.cost).sum();
             let wasteful = n_rac >= min_cost && rate >= self.settings.low_utility_rate;
             let unread_costly = unread_rac >= min_cost && unread_rac * UNREAD_SHARE >= own_rac;
             if !wasteful && !unread_costly {
                 continue;
             }
-            let instances: u64 = nodes.iter().map(|&n| self.graph.nodes[n as usize].freq).sum();
             let type_name = type_name(classes, class);
             // The object's own fields, costliest first.
             let mut fields: Vec<(FieldKey, f64, f64)> = self
@@ -798,23 +843,18 @@ impl CostBenefitTracker {
                     if costliest.is_empty() { String::new() } else { format!("; costliest: {costliest}") }
                 )
             } else {
-                // `GradeStats.median` → `median`: the subject already names the class.
-                let names: Vec<&str> = unread.iter().map(|(n, _)| n.rsplit('.').next().unwrap_or(n)).collect();
                 format!(
-                    "{what}: {} never read, yet computing {} costs {} of the {} instructions that build it",
-                    if names.len() == 1 {
-                        format!("its field {} is", names[0])
-                    } else {
-                        format!("its fields {} are", names.join(", "))
-                    },
-                    if names.len() == 1 { "it" } else { "them" },
+                    "{what}: {}, yet computing {} costs {} of the {} instructions that build it",
+                    unread_phrase(&unread, instances),
+                    if unread.len() == 1 { "it" } else { "them" },
                     words::count(unread_rac as u64),
                     words::count(own_rac as u64),
                 )
             };
             let score = if wasteful { rate } else { unread_rac / (own_rac - unread_rac + 1.0) };
             let mut f = Finding::new("low-utility", score, message, at)
-                .evidence("unread_fields", unread.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>())
+                .evidence("unread_fields", unread.iter().map(|u| u.name.clone()).collect::<Vec<_>>())
+                .evidence("unread_everywhere", unread.iter().all(|u| u.objects >= instances))
                 .evidence("unread_cost", unread_rac.round())
                 .evidence("avoidable_cost", if wasteful { n_rac.round() } else { unread_rac.round() })
                 .evidence("type", type_name)

@@ -248,11 +248,41 @@ impl RefPropTracker {
             locator.resolve(methods, classes, site);
             locator.get(site)
         };
+        // A line's allocation in all its calling contexts (producers are split by context).
+        #[derive(Default)]
+        struct Line {
+            instances: u64,
+            bytes: u64,
+            contexts: u64,
+            stored: bool,
+            used: bool,
+            /// Its largest context, which speaks for the line when all contexts agree.
+            largest: usize,
+        }
+        let mut lines: FxHashMap<(Site, Site), Line> = FxHashMap::default();
+        for (p, prod) in self.objects.producers.iter().enumerate() {
+            let Some(user) = prod.user else { continue };
+            let l = lines.entry((prod.site, user)).or_insert_with(|| Line { largest: p, ..Line::default() });
+            l.instances += prod.instances;
+            l.bytes += prod.bytes;
+            l.contexts += 1;
+            l.stored |= self.stats[p].in_heap > 0;
+            l.used |= self.stats[p].used > 0;
+            if prod.instances > self.objects.producers[l.largest].instances {
+                l.largest = p;
+            }
+        }
         let mut by_kind: FxHashMap<&'static str, Vec<Finding>> = FxHashMap::default();
         for (p, prod) in self.objects.producers.iter().enumerate() {
             let st = &self.stats[p];
             let Some(user) = prod.user else { continue };
-            if prod.instances < s.min_instances {
+            let line = &lines[&(prod.site, user)];
+            // NATH and never-used are said once for a line all of whose contexts agree, with all
+            // its objects (by its largest context); other verdicts are per context.
+            let split = line.contexts > 1;
+            let speaks = line.largest == p && line.instances >= s.min_instances;
+            let (line_nath, line_unused) = (split && !line.stored, split && !line.used);
+            if prod.instances < s.min_instances && !(speaks && (line_nath || line_unused)) {
                 continue;
             }
             let n = prod.instances;
@@ -296,12 +326,43 @@ impl RefPropTracker {
             };
             // Instantiations first, then bytes: the paper's ranking.
             let score = n as f64 + prod.bytes as f64 / 1e9;
-            if st.in_heap == 0 {
+            // The line's figures in a finding for all its contexts.
+            let whole_line = |f: Finding| {
+                f.evidence("instances", line.instances)
+                    .evidence("bytes", line.bytes)
+                    .evidence("nath_objects", if line.stored { 0 } else { line.instances })
+                    .evidence("contexts", line.contexts)
+            };
+            let line_score = line.instances as f64 + line.bytes as f64 / 1e9;
+            let temporaries = "temporaries, never stored in a field, array or collection (NATH)";
+            if line_nath && speaks {
+                let msg =
+                    format!("{what}: all {} are {temporaries}", words::plural(line.instances, "object", "objects"));
+                by_kind.entry("nath").or_default().push(whole_line(base("nath", line_score, msg)));
+            }
+            if line_unused && speaks {
                 let msg = format!(
-                    "{what}: all {} are temporaries, never stored in a field, array or collection (NATH)",
-                    words::plural(n, "object", "objects")
+                    "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
+                    words::count(line.instances)
                 );
-                by_kind.entry("nath").or_default().push(base("nath", score, msg));
+                by_kind.entry("never-used").or_default().push(whole_line(base("never-used", line_score, msg)));
+            }
+            if prod.instances < s.min_instances {
+                continue;
+            }
+            // This context's own verdicts.
+            if st.in_heap == 0 {
+                if !line_nath {
+                    let msg = match split {
+                        false => format!("{what}: all {} are {temporaries}", words::plural(n, "object", "objects")),
+                        true => format!(
+                            "{what}: the {} made in one calling context (of {} made here) are {temporaries}",
+                            words::plural(n, "object", "objects"),
+                            words::count(line.instances)
+                        ),
+                    };
+                    by_kind.entry("nath").or_default().push(base("nath", score, msg));
+                }
             } else if nath as f64 >= s.mostly_nath * n as f64 {
                 let pct = 100.0 * nath as f64 / n as f64;
                 let mut f = base(
@@ -319,11 +380,13 @@ impl RefPropTracker {
                 by_kind.entry("mostly-nath").or_default().push(f);
             }
             if st.used == 0 {
-                let msg = format!(
-                    "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
-                    words::count(n)
-                );
-                by_kind.entry("never-used").or_default().push(base("never-used", score, msg));
+                if !line_unused {
+                    let msg = format!(
+                        "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
+                        words::count(n)
+                    );
+                    by_kind.entry("never-used").or_default().push(base("never-used", score, msg));
+                }
             } else if (st.used as f64) < s.rarely_used * n as f64 {
                 let pct = 100.0 * st.used as f64 / n as f64;
                 let mut f = base(

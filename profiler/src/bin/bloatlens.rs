@@ -460,7 +460,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
     let mut user_roots = a.source_root.clone();
     let mut test_launch = None;
-    let mut properties = a.program.properties.clone();
+    let properties = a.program.properties.clone();
     let (class_path, main_class) = if is_project {
         let dir = std::fs::canonicalize(&target).with_context(|| format!("{} is not a directory", target.display()))?;
         // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
@@ -529,7 +529,6 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
                 };
                 cp.extend(launch.class_path.iter().cloned());
                 args = launch.args.clone();
-                properties.splice(0..0, launch.properties.iter().cloned());
                 test_launch = Some(launch);
                 bloatlens_profiler::junit::RUNNER_CLASS.to_string()
             }

@@ -132,6 +132,8 @@ pub mod opcodes {
     pub const BIPUSH: u8 = 0x10;
     pub const LDC_W: u8 = 0x13;
     pub const LDC2_W: u8 = 0x14;
+    pub const AALOAD: u8 = 0x32;
+    pub const ASTORE: u8 = 0x3a;
     pub const POP: u8 = 0x57;
     pub const POP2: u8 = 0x58;
     pub const DUP: u8 = 0x59;
@@ -168,6 +170,7 @@ pub mod opcodes {
     pub const NEW: u8 = 0xbb;
     pub const CHECKCAST: u8 = 0xc0;
     pub const INSTANCEOF: u8 = 0xc1;
+    pub const ARRAYLENGTH: u8 = 0xbe;
     pub const ATHROW: u8 = 0xbf;
     pub const IFNULL: u8 = 0xc6;
 }

@@ -219,8 +219,6 @@ pub struct TestLaunch {
     pub selector: String,
     pub class_path: Vec<PathBuf>,
     pub args: Vec<String>,
-    /// System properties the run needs (before the user's, which may override them).
-    pub properties: Vec<(String, String)>,
     /// Where the runner writes the outcomes (removed with the launch).
     outcomes: tempfile::TempPath,
 }
@@ -243,12 +241,9 @@ impl TestLaunch {
         let outcomes = tempfile::Builder::new().prefix("test-outcomes-").tempfile_in(cache)?.into_temp_path();
         let args = vec![outcomes.display().to_string(), selector.to_string()];
         let class_path = std::iter::once(runner_dir).chain(additions).collect();
-        // Every test method runs through `Method.invoke`. The VM runs the JDK's native reflection
-        // accessor as a nested call, where other threads are not scheduled: a test that starts a
-        // thread and waits for it would hang. Accessors generated as bytecode (at once, not after
-        // 15 calls) keep the whole test in the interpreter's loop (JDK 17; later JDKs ignore it).
-        let properties = vec![("sun.reflect.noInflation".to_string(), "true".to_string())];
-        Ok(TestLaunch { selector: selector.to_string(), class_path, args, properties, outcomes })
+        // Every test method runs through `Method.invoke`, whose accessors the VM keeps in bytecode
+        // (see `vm::boot` and `natives::accessors`): a test may wait for its threads.
+        Ok(TestLaunch { selector: selector.to_string(), class_path, args, outcomes })
     }
 
     /// Tells the report what ran (the test, not the runner) and how each test ended; a run that

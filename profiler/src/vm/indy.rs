@@ -79,7 +79,7 @@ pub(super) fn cast_name(desc: &str) -> &str {
     desc.strip_prefix('L').and_then(|d| d.strip_suffix(';')).unwrap_or(desc)
 }
 
-fn wrapper(prim: Kind) -> (&'static str, &'static str, &'static str) {
+pub(super) fn wrapper(prim: Kind) -> (&'static str, &'static str, &'static str) {
     // (wrapper class, unboxing method, primitive descriptor)
     match prim {
         Kind::Boolean => ("java/lang/Boolean", "booleanValue", "Z"),

@@ -525,7 +525,11 @@ impl<T: Tracker> Vm<T> {
             InitState::Initialized | InitState::Initializing => return Ok(()),
             InitState::Failed => {
                 let msg = format!("Could not initialize class {}", self.classes[id as usize].java_name());
-                return Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&msg)));
+                let error = self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&msg));
+                return Err(match (error, self.init_errors.get(&id).copied()) {
+                    (Fault::Exception(e), Some(cause)) => self.with_cause(t, e, cause),
+                    (error, _) => error,
+                });
             }
             InitState::Linked => {}
         }
@@ -536,6 +540,9 @@ impl<T: Tracker> Vm<T> {
             if let Some(s) = self.classes[id as usize].super_class {
                 if let Err(e) = self.initialize(t, s) {
                     self.classes[id as usize].init.set(InitState::Failed);
+                    if let Fault::Exception(cause) = &e {
+                        self.record_init_error(t, id, *cause);
+                    }
                     return Err(e);
                 }
             }
@@ -551,6 +558,7 @@ impl<T: Tracker> Vm<T> {
                 self.classes[id as usize].init.set(InitState::Failed);
                 return Err(match fault {
                     Fault::Exception(e) => {
+                        self.record_init_error(t, id, e);
                         let error = self.lookup_class("java/lang/Error").unwrap_or(ClassId::MAX);
                         let ec = self.heap.get(e).class;
                         if error != ClassId::MAX && self.is_subtype(ec, error) {
@@ -565,6 +573,55 @@ impl<T: Tracker> Vm<T> {
         }
         self.classes[id as usize].init.set(InitState::Initialized);
         Ok(())
+    }
+
+    /// HotSpot's record of a failed initialization: not the exception itself (it would keep
+    /// everything its stack trace reaches alive) but a new ExceptionInInitializerError saying
+    /// `Exception <class>: <message> [in thread "<name>"]`, with the exception's stack trace.
+    fn record_init_error(&mut self, t: &mut JThread, id: ClassId, e: Ref) {
+        let class = self.classes[self.heap.get(e).class as usize].java_name();
+        let message = match self.get_named(e, "detailMessage") as Ref {
+            0 => String::new(),
+            m => format!(": {}", self.rust_string(m)),
+        };
+        let thread = match self.get_named(self.threads[self.current].obj, "name") as Ref {
+            0 => String::new(),
+            name => self.rust_string(name),
+        };
+        let text = format!("Exception {class}{message} [in thread \"{thread}\"]");
+        let recorded = self.pinning(&[e], |vm| -> VmResult<Ref> {
+            let Fault::Exception(record) = vm.throw_new(t, "java/lang/ExceptionInInitializerError", Some(&text)) else {
+                return Ok(0);
+            };
+            vm.pinning(&[record], |vm| {
+                let throwable = vm.load_or_throw(t, "java/lang/Throwable")?;
+                let get = vm.find_method(throwable, "getStackTrace", "()[Ljava/lang/StackTraceElement;");
+                let set = vm.find_method(throwable, "setStackTrace", "([Ljava/lang/StackTraceElement;)V");
+                if let (Some(get), Some(set)) = (get, set) {
+                    let trace = vm.invoke(t, get, &[e as u64])?;
+                    vm.invoke(t, set, &[record as u64, trace])?;
+                }
+                Ok(record)
+            })
+        });
+        // A failure to make the record (an error while erroring) leaves the class without one.
+        if let Ok(record @ 1..) = recorded {
+            self.extra_roots.push(record);
+            self.init_errors.insert(id, record);
+        }
+    }
+
+    /// `e.initCause(cause)`, answering `e` as the fault to throw.
+    fn with_cause(&mut self, t: &mut JThread, e: Ref, cause: Ref) -> Fault {
+        self.pinning(&[e], |vm| {
+            let init_cause = vm
+                .lookup_class("java/lang/Throwable")
+                .and_then(|c| vm.find_method(c, "initCause", "(Ljava/lang/Throwable;)Ljava/lang/Throwable;"));
+            match init_cause.map(|m| vm.invoke(t, m, &[e as u64, cause as u64])) {
+                Some(Err(f)) => f,
+                _ => Fault::Exception(e),
+            }
+        })
     }
 
     fn wrap_in_initializer_error(&mut self, t: &mut JThread, cause: Ref) -> Fault {

@@ -327,6 +327,9 @@ pub struct Vm<T: Tracker = NoTracker> {
     next_check: u64,
     /// Objects the VM itself keeps alive (the thread groups).
     extra_roots: Vec<Ref>,
+    /// What made a class's initialization fail, as HotSpot records it (the cause of every later
+    /// `NoClassDefFoundError: Could not initialize class`); also in `extra_roots`.
+    init_errors: rustc_hash::FxHashMap<ClassId, Ref>,
     /// `MethodType`, `MethodHandle` and dynamic constants resolved so far, by (class, index).
     linked_constants: HashMap<(ClassId, u16), (u64, crate::classfile::descriptor::Kind)>,
     /// State of the identity-hash generator.
@@ -413,6 +416,7 @@ impl<T: Tracker> Vm<T> {
             depth_slack: 0,
             next_check: 0,
             extra_roots: Vec::new(),
+            init_errors: Default::default(),
             linked_constants: HashMap::new(),
             hash_state: 0x2545_F491,
             native_memory: natives::NativeMemory::default(),

@@ -269,7 +269,8 @@ impl<T: Tracker> Vm<T> {
         let decl_name = self.classes[decl as usize].name.clone();
         let kind = if construct { "ConstructorAccessor" } else { "MethodAccessor" };
         let class_name = format!("{decl_name}$${kind}${}", self.generated_classes);
-        let file = call_accessor_class(&class_name, &decl_name, &name, &parsed, call);
+        let decl_is_interface = self.classes[decl as usize].is_interface();
+        let file = call_accessor_class(&class_name, &decl_name, decl_is_interface, &name, &parsed, call);
         let accessor_class = self.define_generated(t, decl, file)?;
         self.initialize(t, accessor_class)?;
         let accessor = self.alloc_instance(accessor_class);
@@ -336,7 +337,14 @@ const ITE: &str = "java/lang/reflect/InvocationTargetException";
 /// foreign receiver, a widening, a wrong argument — goes to the JDK's native accessor kept in
 /// `fallback`, which converts or throws exactly as HotSpot's accessor does. What the member
 /// throws is wrapped in an InvocationTargetException.
-fn call_accessor_class(class_name: &str, decl: &str, name: &str, desc: &MethodDescriptor, call: Call) -> ClassFile {
+fn call_accessor_class(
+    class_name: &str,
+    decl: &str,
+    decl_is_interface: bool,
+    name: &str,
+    desc: &MethodDescriptor,
+    call: Call,
+) -> ClassFile {
     let construct = call == Call::Construct;
     let (base, entry, entry_desc) = match construct {
         true => (CONSTRUCTOR_ACCESSOR, "newInstance", format!("([L{OBJECT};)L{OBJECT};")),
@@ -403,7 +411,8 @@ fn call_accessor_class(class_name: &str, decl: &str, name: &str, desc: &MethodDe
         }
     }
     // The call, with the arguments unboxed.
-    let member = cb.method_ref(decl, name, &desc_string(desc), call == Call::Interface);
+    // An interface's static and private methods are named by an InterfaceMethodref too.
+    let member = cb.method_ref(decl, name, &desc_string(desc), decl_is_interface);
     match call {
         Call::Construct => {
             code.op_u2(NEW, decl_class, 1).op(DUP, 1);

@@ -202,6 +202,7 @@ fn unread_per_context() -> Result<(), Failed> {
     assert!(f.advice.contains("only for the callers that read them"), "{}", f.advice);
     let nath = find(&report, "nath", |f| f.location.method == "summarize")?;
     assert_eq!((num(nath, "instances"), num(nath, "contexts")), (2500, 2));
+    assert_eq!((num(nath, "nath_objects"), num(nath, "used_objects")), (2500, 2500), "the line's figures");
     assert!(nath.message.contains("all 2,500 objects are temporaries"), "{}", nath.message);
     Ok(())
 }

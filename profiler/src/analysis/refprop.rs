@@ -254,8 +254,9 @@ impl RefPropTracker {
             instances: u64,
             bytes: u64,
             contexts: u64,
-            stored: bool,
-            used: bool,
+            /// Objects never stored, objects used, over all contexts.
+            nath: u64,
+            used: u64,
             /// Its largest context, which speaks for the line when all contexts agree.
             largest: usize,
         }
@@ -266,8 +267,8 @@ impl RefPropTracker {
             l.instances += prod.instances;
             l.bytes += prod.bytes;
             l.contexts += 1;
-            l.stored |= self.stats[p].in_heap > 0;
-            l.used |= self.stats[p].used > 0;
+            l.nath += prod.instances - self.stats[p].in_heap.min(prod.instances);
+            l.used += self.stats[p].used;
             if prod.instances > self.objects.producers[l.largest].instances {
                 l.largest = p;
             }
@@ -281,7 +282,7 @@ impl RefPropTracker {
             // its objects (by its largest context); other verdicts are per context.
             let split = line.contexts > 1;
             let speaks = line.largest == p && line.instances >= s.min_instances;
-            let (line_nath, line_unused) = (split && !line.stored, split && !line.used);
+            let (line_nath, line_unused) = (split && line.nath == line.instances, split && line.used == 0);
             if prod.instances < s.min_instances && !(speaks && (line_nath || line_unused)) {
                 continue;
             }
@@ -330,22 +331,27 @@ impl RefPropTracker {
             let whole_line = |f: Finding| {
                 f.evidence("instances", line.instances)
                     .evidence("bytes", line.bytes)
-                    .evidence("nath_objects", if line.stored { 0 } else { line.instances })
+                    .evidence("nath_objects", line.nath)
+                    .evidence("used_objects", line.used)
                     .evidence("contexts", line.contexts)
             };
             let line_score = line.instances as f64 + line.bytes as f64 / 1e9;
             let temporaries = "temporaries, never stored in a field, array or collection (NATH)";
+            let all_temporaries =
+                |n: u64| format!("{what}: all {} are {temporaries}", words::plural(n, "object", "objects"));
+            let none_used = |n: u64| {
+                format!(
+                    "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
+                    words::count(n)
+                )
+            };
             if line_nath && speaks {
-                let msg =
-                    format!("{what}: all {} are {temporaries}", words::plural(line.instances, "object", "objects"));
-                by_kind.entry("nath").or_default().push(whole_line(base("nath", line_score, msg)));
+                let f = base("nath", line_score, all_temporaries(line.instances));
+                by_kind.entry("nath").or_default().push(whole_line(f));
             }
             if line_unused && speaks {
-                let msg = format!(
-                    "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
-                    words::count(line.instances)
-                );
-                by_kind.entry("never-used").or_default().push(whole_line(base("never-used", line_score, msg)));
+                let f = base("never-used", line_score, none_used(line.instances));
+                by_kind.entry("never-used").or_default().push(whole_line(f));
             }
             if prod.instances < s.min_instances {
                 continue;
@@ -354,7 +360,7 @@ impl RefPropTracker {
             if st.in_heap == 0 {
                 if !line_nath {
                     let msg = match split {
-                        false => format!("{what}: all {} are {temporaries}", words::plural(n, "object", "objects")),
+                        false => all_temporaries(n),
                         true => format!(
                             "{what}: the {} made in one calling context (of {} made here) are {temporaries}",
                             words::plural(n, "object", "objects"),
@@ -381,11 +387,7 @@ impl RefPropTracker {
             }
             if st.used == 0 {
                 if !line_unused {
-                    let msg = format!(
-                        "{what}: none of its {} objects is ever used (no field read or written, no call on it)",
-                        words::count(n)
-                    );
-                    by_kind.entry("never-used").or_default().push(base("never-used", score, msg));
+                    by_kind.entry("never-used").or_default().push(base("never-used", score, none_used(n)));
                 }
             } else if (st.used as f64) < s.rarely_used * n as f64 {
                 let pct = 100.0 * st.used as f64 / n as f64;

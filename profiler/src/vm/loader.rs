@@ -584,9 +584,14 @@ impl<T: Tracker> Vm<T> {
             0 => String::new(),
             m => format!(": {}", self.rust_string(m)),
         };
-        let thread = match self.get_named(self.threads[self.current].obj, "name") as Ref {
+        // During the boot there may be no thread object yet.
+        let thread_obj = self.threads.get(self.current).map_or(0, |s| s.obj);
+        let thread = match thread_obj {
             0 => String::new(),
-            name => self.rust_string(name),
+            obj => match self.get_named(obj, "name") as Ref {
+                0 => String::new(),
+                name => self.rust_string(name),
+            },
         };
         let text = format!("Exception {class}{message} [in thread \"{thread}\"]");
         let recorded = self.pinning(&[e], |vm| -> VmResult<Ref> {

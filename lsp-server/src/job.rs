@@ -295,6 +295,8 @@ pub fn run(
             properties: plan.launch.iter().flat_map(|l| l.properties.iter().cloned()).collect(),
             cwd: plan.launch.as_ref().map(|l| l.cwd.clone()),
             env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
+            check_handles: false,
+            time_slice: None,
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

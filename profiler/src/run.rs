@@ -33,6 +33,12 @@ pub struct RunConfig {
     pub cwd: Option<PathBuf>,
     /// What `System.getenv` returns over the process's environment (a name given twice: the last).
     pub env: Vec<(String, String)>,
+    /// Debug mode: freed handles are never reused, so a missed reference fails where it is used,
+    /// and collections come every `gc_interval_bytes` however large the live heap.
+    pub check_handles: bool,
+    /// Instructions a thread runs before another gets its turn (default [`crate::vm::threads::SLICE`]);
+    /// stress tests vary it to move the points where threads switch.
+    pub time_slice: Option<u64>,
 }
 
 impl RunConfig {
@@ -51,6 +57,8 @@ impl RunConfig {
             properties: Vec::new(),
             cwd: None,
             env: Vec::new(),
+            check_handles: false,
+            time_slice: None,
         }
     }
 }
@@ -124,15 +132,18 @@ pub fn run_with<T: Tracker + Send>(config: &RunConfig, tracker: T) -> Result<(Ru
     match ran {
         Err(e) => Err(VmError::Internal(format!("could not start the VM's thread: {e}"))),
         Ok(Ok(result)) => result,
-        Ok(Err(panic)) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(VmError::Internal(format!("the VM crashed: {msg}")))
-        }
+        Ok(Err(panic)) => Err(crashed(&*panic)),
     }
+}
+
+/// The error a panic inside the VM becomes.
+fn crashed(panic: &(dyn std::any::Any + Send)) -> VmError {
+    let msg = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into());
+    VmError::Internal(format!("the VM crashed: {msg}"))
 }
 
 fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
@@ -159,13 +170,24 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
             None => None,
         },
         env: config.env.clone(),
+        check_handles: config.check_handles,
+        time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;
     let boot_time = started.elapsed();
-    let outcome = vm.run_main(&mut thread, &config.main_class, &config.args);
+    // A crash of the program's run (a bug of ours) still leaves the trackers what they saw until
+    // then: the run ends as stopped, and its report says what ran. The heap may be inconsistent
+    // after it, so no final collection reads it.
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        vm.run_main(&mut thread, &config.main_class, &config.args)
+    }));
+    let (outcome, crashed) = match run {
+        Ok(outcome) => (outcome, false),
+        Err(panic) => (Outcome::Stopped(crashed(&*panic)), true),
+    };
     let stopped_at = matches!(outcome, Outcome::Stopped(_)).then(|| vm.stop_place()).flatten();
-    if T::FINAL_COLLECTION {
+    if T::FINAL_COLLECTION && !crashed {
         let _ = vm.collect_garbage(&mut thread);
     }
     let stats = vm.stats();

@@ -286,7 +286,7 @@ fn repeated_check_bottleneck() -> Result<(), Failed> {
 /// Profiles every program of the scored corpus (`fixtures/bloat/corpus/`, see `support/corpus.rs`)
 /// and prints the scorer's table; `BLOATLENS_CORPUS_VERBOSE=1` adds each program's misses and
 /// unexpected findings. The floors asserted here only guard against regressions; the targets and
-/// the measured figures are in the README.
+/// the measured figures are in docs/benchmarks.md.
 fn score_corpus() -> Result<(), Failed> {
     let root = fixtures().join("corpus");
     let mut names: Vec<String> = std::fs::read_dir(&root)
@@ -328,7 +328,7 @@ fn score_corpus() -> Result<(), Failed> {
     Ok(())
 }
 
-/// Regression guards, set just below what the scorer measured (the targets are in the README).
+/// Regression guards, set just below what the scorer measured (the targets are in docs/benchmarks.md).
 #[derive(Debug)]
 struct Floor {
     recall: f64,

@@ -151,3 +151,43 @@ fn shadows_carry_a_value_through_every_kind_of_storage() {
     let clean = taint.static_stores.iter().find(|s| s.0 == 5).expect("the store to CLEAN");
     assert!(!clean.1, "an untainted element stays untainted");
 }
+
+/// Crashes (a panic, as a bug of ours would) at its `at`-th allocation.
+struct CrashingTracker {
+    at: u64,
+    allocations: u64,
+    finished: bool,
+}
+
+impl bloatlens_profiler::vm::Tracker for CrashingTracker {
+    fn on_alloc(&mut self, _: &bloatlens_profiler::vm::tracker::Context, _: &bloatlens_profiler::vm::tracker::Alloc) {
+        self.allocations += 1;
+        if self.allocations == self.at {
+            panic!("a tracker crashed on purpose");
+        }
+    }
+    fn finish(&mut self, _: &[bloatlens_profiler::vm::class::Method], _: &[bloatlens_profiler::vm::class::Class]) {
+        self.finished = true;
+    }
+}
+
+/// A crash inside the run does not lose what the trackers saw: the run ends as stopped, with the
+/// crash as its reason, and the trackers are finished and handed back for a partial report.
+#[test]
+fn a_crash_keeps_what_the_trackers_saw() {
+    let dir = compile();
+    let mut config = RunConfig::new(dir.path().display().to_string(), "Work");
+    config.capture = true;
+    let (_, counts) = run_with(&config, CountingTracker::default()).unwrap();
+    // Late in main: after the 1000 cells.
+    let at = counts.allocations - 2;
+    let (result, tracker) = run_with(&config, CrashingTracker { at, allocations: 0, finished: false }).unwrap();
+    match &result.outcome {
+        Outcome::Stopped(e) => assert!(e.to_string().contains("a tracker crashed on purpose"), "{e}"),
+        other => panic!("expected a stopped run, got {other:?}"),
+    }
+    assert_eq!(result.status(), bloatlens_profiler::run::STATUS_NOT_RUN);
+    assert_eq!(tracker.allocations, at);
+    assert!(tracker.finished, "the trackers were not finished after the crash");
+    assert!(result.stats.instructions > 10_000, "the run's statistics are kept: {:?}", result.stats);
+}

@@ -217,6 +217,10 @@ struct ProgramEnv {
     /// An environment variable the program sees (`System.getenv`) over this process's; repeatable.
     #[arg(long = "env", value_name = "NAME=VALUE", value_parser = env_var)]
     env: Vec<(String, String)>,
+    /// Debug mode for the VM's collector: freed objects' handles are never reused, so a reference
+    /// the collector missed is an error where it is used, naming the object it was.
+    #[arg(long)]
+    check_handles: bool,
 }
 
 /// `key=value`; a bare `key` is the empty value, as `java -Dkey` takes it.
@@ -400,6 +404,8 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         properties: a.program.properties,
         cwd: a.program.cwd,
         env: a.program.env,
+        check_handles: a.program.check_handles,
+        time_slice: None,
     };
     let result = run(&config)?;
     explain(&result, &config.limits);
@@ -614,6 +620,8 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             properties,
             cwd: a.program.cwd.clone(),
             env: a.program.env.clone(),
+            check_handles: a.program.check_handles,
+            time_slice: None,
         },
         analyses,
         settings,

@@ -166,7 +166,7 @@ impl<T: Tracker> Vm<T> {
                 out.push((m, 0));
                 natives.next();
             }
-            out.push((f.method, f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0)));
+            out.push((f.method, t.frame_bci(depth)));
         }
         out.extend(natives.map(|&(_, m)| (m, 0)));
         out
@@ -248,10 +248,11 @@ impl<T: Tracker> Vm<T> {
     pub fn java_stack(&self, t: &JThread) -> String {
         t.frames
             .iter()
+            .enumerate()
             .rev()
-            .map(|f| {
+            .map(|(depth, f)| {
                 let m = &self.methods[f.method as usize];
-                let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
+                let bci = t.frame_bci(depth);
                 let line = m.line_of(bci).map(|l| l.to_string()).unwrap_or_else(|| "?".into());
                 format!("\tat {}.{}(line {line})", self.classes[m.class as usize].java_name(), m.name)
             })

@@ -99,6 +99,10 @@ impl<T: Tracker> Vm<T> {
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
         roots.push(self.refs.pending);
+        if let Some(&r) = roots.iter().find(|&&r| self.heap.freed_as(r).is_some()) {
+            // Checked handles: a root holds an object an earlier collection freed.
+            self.heap.get(r);
+        }
         roots.retain(|&r| self.heap.is_live(r));
 
         self.update_reference_kinds();
@@ -125,8 +129,11 @@ impl<T: Tracker> Vm<T> {
         if self.refs.pending != 0 {
             self.wake_reference_handler();
         }
-        // Grow the interval with the live heap, so collection work stays proportional to allocation.
-        self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
+        // Grow the interval with the live heap, so collection work stays proportional to allocation
+        // (with checked handles it stays as asked: collections come often, to find missed roots).
+        if !self.opts.check_handles {
+            self.opts.gc_interval_bytes = self.opts.gc_interval_bytes.max(self.heap.live_bytes);
+        }
         self.tracker.on_gc(self.heap.collections, self.heap.allocated_bytes);
         Ok(())
     }
@@ -273,10 +280,10 @@ impl<T: Tracker> Vm<T> {
         roots.push(t.obj);
         roots.push(t.pending_exception);
         roots.extend(t.held.iter().copied());
-        for f in &t.frames {
+        for (depth, f) in t.frames.iter().enumerate() {
             let (locals, sp, max_locals) = (f.locals as usize, f.sp as usize, f.code.max_locals as usize);
             roots.push(f.monitor);
-            let bci = f.code.bci.get(f.pc.saturating_sub(1) as usize).copied().unwrap_or(0);
+            let bci = t.frame_bci(depth);
             let maps = self.ref_maps(f.method);
             let depth = sp.saturating_sub(locals + max_locals);
             match maps.roots(bci, depth) {

@@ -1,6 +1,10 @@
 //! The Java heap: objects addressed by 32-bit handles (0 is `null`), a free list of handles,
 //! and a precise mark-and-sweep collector whose roots the VM supplies (marking may be resumed from
 //! more roots before the sweep, which is how `gc.rs` keeps softly reachable objects).
+//!
+//! With handles checked ([`Heap::check_handles`], a debug mode), freed handles are never reused:
+//! a handle the collector freed while something still held it fails at its first use, naming the
+//! object it was, instead of silently reading whatever object took its place.
 
 use super::class::{ClassId, Elem};
 
@@ -96,11 +100,25 @@ pub struct Heap {
     pub allocated_since_gc: u64,
     pub collections: u64,
     pub objects_allocated: u64,
+    /// Checked handles: what each freed handle held (its class, the collection that freed it);
+    /// None when handles are reused as usual.
+    freed: Option<std::collections::HashMap<Ref, (ClassId, u64)>>,
 }
 
 impl Heap {
     pub fn new() -> Heap {
         Heap { objects: vec![None], ..Default::default() }
+    }
+
+    /// Turns on checked handles (before the first collection): freed handles are kept out of use
+    /// and remembered, so a use of one is caught at once.
+    pub fn check_handles(&mut self) {
+        self.freed.get_or_insert_with(Default::default);
+    }
+
+    /// What a freed handle held, with checked handles on: its class and the collection that freed it.
+    pub fn freed_as(&self, r: Ref) -> Option<(ClassId, u64)> {
+        self.freed.as_ref()?.get(&r).copied()
     }
 
     pub fn alloc(&mut self, class: ClassId, data: ObjData) -> Ref {
@@ -126,15 +144,26 @@ impl Heap {
     pub fn get(&self, r: Ref) -> &Object {
         match &self.objects[r as usize] {
             Some(o) => o,
-            None => unreachable_object(r),
+            None => self.dangling(r),
         }
     }
 
     #[inline(always)]
     pub fn get_mut(&mut self, r: Ref) -> &mut Object {
-        match &mut self.objects[r as usize] {
-            Some(o) => o,
-            None => unreachable_object(r),
+        if self.objects[r as usize].is_none() {
+            self.dangling(r)
+        }
+        self.objects[r as usize].as_mut().expect("checked above")
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn dangling(&self, r: Ref) -> ! {
+        match self.freed_as(r) {
+            Some((class, gc)) => panic!(
+                "dangling object handle {r}: collection {gc} freed this object (class id {class}) while it was still reachable"
+            ),
+            None => panic!("dangling object handle {r}: the collector freed an object that was still reachable"),
         }
     }
 
@@ -208,7 +237,10 @@ impl Heap {
                 if let Some(obj) = self.objects[i].take() {
                     freed_bytes += obj.data.size_bytes() as u64;
                     on_free(i as Ref, &obj);
-                    self.free.push(i as Ref);
+                    match &mut self.freed {
+                        Some(freed) => _ = freed.insert(i as Ref, (obj.class, self.collections + 1)),
+                        None => self.free.push(i as Ref),
+                    }
                     freed += 1;
                 }
             }
@@ -218,10 +250,4 @@ impl Heap {
         self.collections += 1;
         freed
     }
-}
-
-#[cold]
-#[inline(never)]
-fn unreachable_object(r: Ref) -> ! {
-    panic!("dangling object handle {r}: the collector freed an object that was still reachable")
 }

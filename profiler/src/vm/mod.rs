@@ -92,6 +92,12 @@ pub struct Options {
     pub cwd: Option<std::path::PathBuf>,
     /// Environment variables the program sees besides (and over) the process's own.
     pub env: Vec<(String, String)>,
+    /// A debug mode: freed handles are never reused, so a reference the collector missed fails at
+    /// its first use (and at the next collection that finds it among the roots); collections come
+    /// every `gc_interval_bytes`, however large the live heap.
+    pub check_handles: bool,
+    /// Instructions a thread runs before another runnable one gets its turn ([`threads::SLICE`]).
+    pub time_slice: u64,
 }
 
 /// What a program's `System.in` reads.
@@ -188,6 +194,10 @@ pub struct JThread {
     /// Native methods running, innermost last, with the number of Java frames below each: natives
     /// have no frame, but stack traces and stack walks show them as HotSpot does.
     pub natives: Vec<(u32, class::MethodId)>,
+    /// The thread yielded to the scheduler: its top frame stopped between two ops, and its `pc` is
+    /// the op it resumes at (a loop's head, a handler, a contended `monitorenter` or synchronized
+    /// call run again, the op after a blocking native), not one in progress. Cleared when it runs.
+    pub suspended: bool,
 }
 
 /// Slots a thread's stack starts with, and the most it may grow to.
@@ -209,7 +219,18 @@ impl JThread {
             held: Vec::new(),
             pending_exception: 0,
             natives: Vec::new(),
+            suspended: false,
         }
+    }
+
+    /// The bytecode index frame `depth` is at. A caller is inside the call just before its `pc`,
+    /// and so is a running top frame (its `pc` was advanced past the op in progress); a suspended
+    /// thread's top frame is at `pc` itself. The collector's reference maps and stack traces read
+    /// the frame's slots as they are at this index.
+    pub fn frame_bci(&self, depth: usize) -> u16 {
+        let f = &self.frames[depth];
+        let at = if self.suspended && depth + 1 == self.frames.len() { f.pc } else { f.pc.saturating_sub(1) };
+        f.code.bci.get(at as usize).copied().unwrap_or(0)
     }
 
     /// Grows the slot stack (by doubling) so that `slots` fit, up to [`STACK_MAX`]; false beyond.
@@ -383,6 +404,10 @@ impl<T: Tracker> Vm<T> {
             0 => 0,
             budget => interp::native_stack_address().saturating_sub(budget),
         };
+        let mut heap = Heap::new();
+        if opts.check_handles {
+            heap.check_handles();
+        }
         let mut vm = Vm {
             opts,
             tracker,
@@ -401,7 +426,7 @@ impl<T: Tracker> Vm<T> {
             sigs: HashMap::new(),
             statics: Vec::new(),
             static_ref_slots: Vec::new(),
-            heap: Heap::new(),
+            heap,
             interned: HashMap::new(),
             pinned: Vec::new(),
             wk: WellKnown::default(),

@@ -1,5 +1,6 @@
 //! Java threads as green threads: each has its own slot stack and frames, one runs at a time,
-//! and the scheduler switches at backward branches every [`SLICE`] instructions (so runs are
+//! and the scheduler switches at backward branches every time slice (`Options::time_slice`,
+//! [`SLICE`] instructions by default) (so runs are
 //! reproducible) or when a thread blocks. Monitors are tracked per thread as the stack of objects
 //! it holds; `Object.wait`, `Thread.sleep`, `LockSupport.park` and contended `synchronized` yield
 //! to the scheduler. A thread can only be switched out from its outermost interpreter activation;
@@ -12,7 +13,7 @@ use super::heap::Ref;
 use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
 use std::time::{Duration, Instant};
 
-/// Instructions a thread runs before another runnable thread gets its turn.
+/// Instructions a thread runs before another runnable thread gets its turn (by default).
 pub const SLICE: u64 = 200_000;
 
 /// `threadStatus` values as HotSpot encodes them (JVMTI state bits).
@@ -54,6 +55,18 @@ pub struct Slot {
     /// Set by `interrupt0` on a sleeping or waiting thread: it resumes with InterruptedException
     /// (with HotSpot's message: "sleep interrupted" for a sleeper, none for a waiter).
     pub interrupted: Option<&'static str>,
+    /// What the thread's outermost call is: its `run()`, or the Java calls that end a thread.
+    pub ending: Ending,
+}
+
+/// A thread ends as on HotSpot: after `run()`, an uncaught exception goes to
+/// `dispatchUncaughtException`, then `Thread.exit` runs; both are scheduled like any Java code on
+/// that thread (they take locks and may wait for other threads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Running,
+    Dispatching,
+    Exiting,
 }
 
 /// How a thread's outermost activation ended.
@@ -91,7 +104,15 @@ impl<T: Tracker> Vm<T> {
 
     /// Registers a thread (its Java object and stack) and returns its index.
     pub(super) fn add_thread(&mut self, obj: Ref, daemon: bool, thread: Option<JThread>, state: State) -> usize {
-        self.threads.push(Slot { thread, state, obj, daemon, permit: false, interrupted: None });
+        self.threads.push(Slot {
+            thread,
+            state,
+            obj,
+            daemon,
+            permit: false,
+            interrupted: None,
+            ending: Ending::Running,
+        });
         self.threads.len() - 1
     }
 
@@ -106,7 +127,7 @@ impl<T: Tracker> Vm<T> {
 
     /// Called at backward branches when the slice is used up.
     pub(super) fn maybe_switch(&mut self) -> VmResult<()> {
-        self.switch_at = self.instructions + SLICE;
+        self.switch_at = self.instructions + self.opts.time_slice;
         if !self.can_yield() {
             return Ok(());
         }
@@ -462,19 +483,10 @@ impl<T: Tracker> Vm<T> {
 
     /// Runs `method(args)` on thread `who` and schedules every thread until that call returns.
     pub(super) fn run_scheduled(&mut self, who: usize, method: MethodId, args: &[u64]) -> VmResult<Finished> {
-        {
-            let jt = self.threads[who].thread.as_mut().expect("thread is parked in its slot");
-            let start = jt.top_sp();
-            jt.ensure_capacity(start + args.len() + 16);
-            jt.stack[start..start + args.len()].copy_from_slice(args);
-            if T::FLOW && self.observed() {
-                (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
-            }
-        }
+        let mut jt = self.threads[who].thread.take().expect("thread is parked in its slot");
         if self.methods[method as usize].is_native() {
-            let mut jt = self.threads[who].thread.take().expect("thread in slot");
             let prev = std::mem::replace(&mut self.current, who);
-            let start = jt.top_sp();
+            let start = self.place_args(&mut jt, args);
             let r = self.call_native(&mut jt, method, start, args.len());
             self.current = prev;
             self.threads[who].thread = Some(jt);
@@ -484,22 +496,12 @@ impl<T: Tracker> Vm<T> {
                 Err(f) => Err(f),
             };
         }
-        {
-            let mut jt = self.threads[who].thread.take().expect("thread in slot");
-            let code = match self.code_of(&mut jt, method) {
-                Ok(code) => code,
-                Err(f) => {
-                    self.threads[who].thread = Some(jt);
-                    return match f {
-                        Fault::Exception(e) => Ok(Finished::Threw(e)),
-                        f => Err(f),
-                    };
-                }
-            };
-            let start = jt.top_sp();
-            let pushed = self.push_frame(&mut jt, method, code, start);
-            self.threads[who].thread = Some(jt);
-            pushed?;
+        let pushed = self.push_call(&mut jt, method, args);
+        self.threads[who].thread = Some(jt);
+        match pushed {
+            Ok(()) => {}
+            Err(Fault::Exception(e)) => return Ok(Finished::Threw(e)),
+            Err(f) => return Err(f),
         }
         let base_depth = self.threads[who].thread.as_ref().map(|j| j.frames.len() - 1).unwrap_or(0);
         self.threads[who].state = State::Runnable;
@@ -537,12 +539,16 @@ impl<T: Tracker> Vm<T> {
             };
             let mut jt = self.threads[i].thread.take().expect("runnable thread has a stack");
             self.current = i;
-            self.switch_at = self.instructions + SLICE;
+            self.switch_at = self.instructions + self.opts.time_slice;
             self.next_check = self.next_check.min(self.switch_at);
             if let Some(msg) = self.threads[i].interrupted.take() {
                 self.set_named(jt.obj, "interrupted", 0);
                 let msg = (!msg.is_empty()).then_some(msg);
-                match self.throw_new(&mut jt, "java/lang/InterruptedException", msg) {
+                // Made from the scheduler: its constructor runs nested, never switched out.
+                self.nesting += 1;
+                let made = self.throw_new(&mut jt, "java/lang/InterruptedException", msg);
+                self.nesting -= 1;
+                match made {
                     Fault::Exception(e) => jt.pending_exception = e,
                     other => {
                         self.threads[i].thread = Some(jt);
@@ -557,44 +563,85 @@ impl<T: Tracker> Vm<T> {
             };
             let result = if jt.frames.len() > base {
                 self.nesting += 1;
+                jt.suspended = false;
                 let r = self.run(&mut jt, base);
                 self.nesting -= 1;
                 r
             } else {
                 Ok(0)
             };
+            jt.suspended = matches!(result, Err(Fault::Yield));
             self.threads[i].thread = Some(jt);
             next = (i + 1) % self.threads.len();
             match result {
                 Err(Fault::Yield) => continue,
                 Ok(v) if is_target => return Ok(Some(Finished::Returned(v))),
                 Err(Fault::Exception(e)) if is_target => return Ok(Some(Finished::Threw(e))),
-                Ok(_) => self.finish_thread(i, None)?,
-                Err(Fault::Exception(e)) => self.finish_thread(i, Some(e))?,
+                Ok(_) => self.end_call(i, None)?,
+                Err(Fault::Exception(e)) => self.end_call(i, Some(e))?,
                 Err(other) => return Err(other),
             }
         }
     }
 
-    /// A thread's `run()` ended: report an uncaught exception as HotSpot does, run `Thread.exit`,
-    /// mark it terminated and wake the threads joining it.
-    fn finish_thread(&mut self, i: usize, uncaught: Option<Ref>) -> VmResult<()> {
-        let mut jt = self.threads[i].thread.take().expect("finished thread in slot");
-        let prev = std::mem::replace(&mut self.current, i);
-        let obj = jt.obj;
+    /// A thread's outermost call ended: after `run()`, its uncaught exception (if any) goes to
+    /// `dispatchUncaughtException`; then `Thread.exit` runs (what those two throw is dropped, as
+    /// on HotSpot); after that the thread is terminated. Each call is pushed on the thread's stack
+    /// for the scheduler to run.
+    fn end_call(&mut self, i: usize, uncaught: Option<Ref>) -> VmResult<()> {
+        let obj = self.threads[i].obj;
         let thread_class = self.lookup_class("java/lang/Thread").expect("Thread is loaded");
-        let mut result = Ok(());
-        if let Some(e) = uncaught {
-            if let Some(m) = self.find_method(thread_class, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V") {
-                result = self.invoke(&mut jt, m, &[obj as u64, e as u64]).map(|_| ());
+        let mut uncaught = uncaught.filter(|_| self.threads[i].ending == Ending::Running);
+        loop {
+            let (ending, call) = match (self.threads[i].ending, uncaught.take()) {
+                (Ending::Running, Some(e)) => (
+                    Ending::Dispatching,
+                    self.find_method(thread_class, "dispatchUncaughtException", "(Ljava/lang/Throwable;)V")
+                        .map(|m| (m, vec![obj as u64, e as u64])),
+                ),
+                (Ending::Running | Ending::Dispatching, _) => (
+                    Ending::Exiting,
+                    self.find_declared_method(thread_class, "exit", "()V").map(|m| (m, vec![obj as u64])),
+                ),
+                (Ending::Exiting, _) => return self.terminate(i),
+            };
+            self.threads[i].ending = ending;
+            let Some((m, args)) = call else { continue };
+            let mut jt = self.threads[i].thread.take().expect("ending thread in slot");
+            let pushed = self.push_call(&mut jt, m, &args);
+            self.threads[i].thread = Some(jt);
+            match pushed {
+                Ok(()) => return Ok(()),
+                Err(Fault::Exception(_)) => continue,
+                Err(other) => return Err(other),
             }
         }
-        if let (Ok(()), Some(m)) = (&result, self.find_declared_method(thread_class, "exit", "()V")) {
-            result = self.invoke(&mut jt, m, &[obj as u64]).map(|_| ());
+    }
+
+    /// Pushes a frame calling the Java method `m` with `args` on `jt` (not run yet).
+    fn push_call(&mut self, jt: &mut JThread, m: MethodId, args: &[u64]) -> VmResult<()> {
+        let start = self.place_args(jt, args);
+        let code = self.code_of(jt, m)?;
+        self.push_frame(jt, m, code, start)
+    }
+
+    /// Puts a call's arguments above `jt`'s top frame; returns where they start.
+    fn place_args(&mut self, jt: &mut JThread, args: &[u64]) -> usize {
+        let start = jt.top_sp();
+        jt.ensure_capacity(start + args.len() + 16);
+        jt.stack[start..start + args.len()].copy_from_slice(args);
+        if T::FLOW && self.observed() {
+            (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
         }
-        self.current = prev;
+        start
+    }
+
+    /// The thread is done: terminated, its monitors released, the threads joining it woken.
+    fn terminate(&mut self, i: usize) -> VmResult<()> {
+        let obj = self.threads[i].obj;
         self.set_thread_field(obj, "threadStatus", STATUS_TERMINATED);
-        jt.held.clear();
+        // Its stack goes (and the monitors it still held with it).
+        self.threads[i].thread = None;
         self.threads[i].state = State::Terminated;
         // Joiners wait on the Thread object itself.
         for s in self.threads.iter_mut() {
@@ -604,11 +651,7 @@ impl<T: Tracker> Vm<T> {
                 }
             }
         }
-        drop(jt);
-        match result {
-            Err(Fault::Exception(_)) | Ok(()) => Ok(()),
-            Err(other) => Err(other),
-        }
+        Ok(())
     }
 
     /// Runs every thread until no non-daemon thread other than `who` is alive (the JVM's exit rule).

@@ -1,6 +1,8 @@
 //! Comparing the Bloatlens VM with HotSpot on one Java program: compile it with a JDK's `javac`,
 //! run it under that JDK's `java` and under the VM, and compare what they print. Shared by the
-//! conformance suite (small programs) and the real-library suite (programs driving libraries).
+//! conformance suite (small programs), the real-library suite (programs driving libraries) and the
+//! thread stress test (the collector under threads); each uses part of it.
+#![allow(dead_code)]
 
 use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
 use bloatlens_profiler::report::Settings;
@@ -107,9 +109,29 @@ fn hotspot(jdk: &Jdk, class_path: &str, args: &[String]) -> Result<Printed, Fail
     })
 }
 
-/// Compiles `p` with `jdk`, runs it under HotSpot and under the VM (same working directory),
-/// and fails with the first difference.
-pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
+/// A program compiled with a JDK's `javac`, and what that JDK's HotSpot printed running it.
+pub struct Compiled {
+    /// Holds the compiled classes for as long as the program is run.
+    _classes: tempfile::TempDir,
+    expected: Printed,
+    /// The VM's run of it, as HotSpot ran it (stdout and stderr captured).
+    pub config: RunConfig,
+}
+
+impl Compiled {
+    /// What HotSpot printed on stdout.
+    pub fn expected_stdout(&self) -> &str {
+        &self.expected.stdout
+    }
+
+    /// HotSpot's exit status.
+    pub fn expected_status(&self) -> i32 {
+        self.expected.status
+    }
+}
+
+/// Compiles `p` with `jdk` and runs it under HotSpot.
+pub fn compile_and_run_hotspot(jdk: &Jdk, p: &Program) -> Result<Compiled, Failed> {
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let classes = tmp.path().join("classes");
     compile(jdk, &p.dir, &classes, &p.class_path)?;
@@ -124,23 +146,19 @@ pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
     config.capture = true;
     config.limits.max_wall = std::time::Duration::from_secs(p.max_seconds);
     config.gc_interval_bytes = p.gc_interval_bytes;
+    Ok(Compiled { _classes: tmp, expected, config })
+}
+
+/// Compiles `p` with `jdk`, runs it under HotSpot and under the VM (same working directory),
+/// and fails with the first difference.
+pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
+    let compiled = compile_and_run_hotspot(jdk, p)?;
+    let (expected, config) = (&compiled.expected, compiled.config.clone());
     let result = run(&config).map_err(|e| format!("VM failed to start: {e}"))?;
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);
     let mut problems = Vec::new();
-    if stdout != expected.stdout {
-        let at = stdout.lines().zip(expected.stdout.lines()).position(|(a, b)| a != b);
-        let (ours, theirs) = match at {
-            Some(i) => (stdout.lines().nth(i).unwrap_or(""), expected.stdout.lines().nth(i).unwrap_or("")),
-            None => ("<length differs>", ""),
-        };
-        problems.push(format!(
-            "stdout differs at line {}:\n  java:      {theirs}\n  bloatlens: {ours}\n  (java printed {} lines, bloatlens {})",
-            at.map(|i| i + 1).unwrap_or(0),
-            expected.stdout.lines().count(),
-            stdout.lines().count()
-        ));
-    }
+    problems.extend(stdout_difference(&expected.stdout, &stdout));
     if p.compare_stderr && first_line(&stderr) != expected.stderr_first {
         problems.push(format!(
             "stderr first line:\n  java:      {}\n  bloatlens: {}",
@@ -177,6 +195,24 @@ pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
     } else {
         Err(problems.join("\n").into())
     }
+}
+
+/// Where the VM's stdout first differs from HotSpot's, if it does.
+pub fn stdout_difference(expected: &str, got: &str) -> Option<String> {
+    if got == expected {
+        return None;
+    }
+    let at = got.lines().zip(expected.lines()).position(|(a, b)| a != b);
+    let (ours, theirs) = match at {
+        Some(i) => (got.lines().nth(i).unwrap_or(""), expected.lines().nth(i).unwrap_or("")),
+        None => ("<length differs>", ""),
+    };
+    Some(format!(
+        "stdout differs at line {}:\n  java:      {theirs}\n  bloatlens: {ours}\n  (java printed {} lines, bloatlens {})",
+        at.map(|i| i + 1).unwrap_or(0),
+        expected.lines().count(),
+        got.lines().count()
+    ))
 }
 
 /// Programs listed in `file` (`name: reason` lines, `#` comments) that are known not to pass yet.

@@ -42,6 +42,8 @@ const UNTRACKED: u32 = u32::MAX;
 struct Tag {
     node: u32,
     site: Site,
+    /// The object it was loaded from (0: none, or a static).
+    obj: Ref,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,6 +69,9 @@ struct Edge {
     src: u32,
     dst: u32,
     freq: u64,
+    /// Of `freq`, the copies from one object into that same object (a field into another of its
+    /// fields, an element into another of its array's): program state moving, not data copied.
+    within_object: u64,
     /// Size of the copied value.
     bytes: u8,
     /// The commonest ways this edge happened (a few at most).
@@ -187,7 +192,8 @@ impl CopyTracker {
         self.slots.slot(slot)
     }
 
-    /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`.
+    /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`,
+    /// `within_object` if from an object into itself.
     fn add_edge(
         &mut self,
         cx: Option<&Context>,
@@ -195,14 +201,18 @@ impl CopyTracker {
         bytes: u8,
         (load, store): (Site, Site),
         n: u64,
+        within_object: bool,
     ) {
         let next = self.edges.len() as u32;
         let e = *self.edge_index.entry((src, dst)).or_insert(next);
         if e == next {
-            self.edges.push(Edge { src, dst, freq: 0, bytes, ways: Vec::new() });
+            self.edges.push(Edge { src, dst, freq: 0, within_object: 0, bytes, ways: Vec::new() });
         }
         let edge = &mut self.edges[e as usize];
         edge.freq += n;
+        if within_object {
+            edge.within_object += n;
+        }
         edge.bytes = bytes;
         let full = edge.ways.len() >= MAX_WAYS;
         match edge.ways.iter_mut().find(|w| w.load == load && w.store == store) {
@@ -232,7 +242,7 @@ impl Tracker for CopyTracker {
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
         let p = self.objects.on_alloc(cx, a);
         let node = self.node(Node::Producer(p));
-        *self.shadow(a.dst) = Tag { node, site: a.site };
+        *self.shadow(a.dst) = Tag { node, site: a.site, obj: 0 };
     }
 
     fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
@@ -245,13 +255,13 @@ impl Tracker for CopyTracker {
             Bulk::Elements(bytes) => {
                 let from = self.heap_node(HeapLoc::Element { array: src, index: src_pos as u32 });
                 let to = self.heap_node(HeapLoc::Element { array: dst, index: dst_pos as u32 });
-                self.add_edge(None, (from, to), bytes, (site, site), len as u64);
+                self.add_edge(None, (from, to), bytes, (site, site), len as u64, src == dst);
             }
             Bulk::Fields => {
                 for i in 0..len as u32 {
                     let from = self.heap_node(HeapLoc::Field { obj: src, slot: src_pos as u32 + i });
                     let to = self.heap_node(HeapLoc::Field { obj: dst, slot: dst_pos as u32 + i });
-                    self.add_edge(None, (from, to), 4, (site, site), 1);
+                    self.add_edge(None, (from, to), 4, (site, site), 1, src == dst);
                 }
             }
         }
@@ -342,7 +352,7 @@ impl Tracker for CopyTracker {
     #[inline]
     fn flow_load(&mut self, _: &Context, site: Site, loc: HeapLoc, _: Value, dst: usize) {
         let node = self.heap_node(loc);
-        *self.shadow(dst) = Tag { node, site };
+        *self.shadow(dst) = Tag { node, site, obj: loc.object() };
     }
 
     #[inline]
@@ -352,7 +362,8 @@ impl Tracker for CopyTracker {
             return;
         }
         let dst = self.heap_node(loc);
-        self.add_edge(Some(cx), (tag.node, dst), bytes, (tag.site, site), 1);
+        let within = tag.obj != 0 && tag.obj == loc.object();
+        self.add_edge(Some(cx), (tag.node, dst), bytes, (tag.site, site), 1, within);
         if self.is_heap(tag.node) {
             self.count_copies(site.method, 1);
         }
@@ -500,6 +511,26 @@ impl Analysis<'_> {
         }
     }
 
+    /// Whether edge `e`'s copies are the program's state moving rather than data copied: mostly
+    /// within one object (a cursor saved into another field, elements moved about in their array),
+    /// or into a field linking a structure's objects (`n.next = head.next` relinks a list).
+    fn moves_state(&self, e: &Edge) -> bool {
+        e.within_object * 2 > e.freq || self.is_link(e.dst)
+    }
+
+    /// Whether node `n` is a field linking objects of one class (`Node.next`).
+    fn is_link(&self, n: u32) -> bool {
+        match self.t.nodes[n as usize] {
+            Node::Field { producer, slot } if slot != ELEMENT => self
+                .t
+                .objects
+                .producers
+                .get(producer as usize)
+                .is_some_and(|prod| is_link_field(self.classes, prod.class, slot)),
+            _ => false,
+        }
+    }
+
     /// Whether node `n` is inside an intermediate container: an array element, or a field of a
     /// library object (a map's entry, a box).
     fn is_container(&self, n: u32) -> bool {
@@ -515,13 +546,14 @@ impl Analysis<'_> {
     }
 
     /// The hot part of the copy graph: heap-to-heap edges copied at least `min_copies` times, as a
-    /// petgraph graph (node weights: copy-graph nodes; edge weights: edge indices).
+    /// petgraph graph (node weights: copy-graph nodes; edge weights: edge indices). Edges that move
+    /// the program's state ([`Analysis::moves_state`]) are left out.
     fn hot_graph(&self) -> DiGraph<u32, u32> {
         let t = self.t;
         let mut g = DiGraph::new();
         let mut index: FxHashMap<u32, NodeIndex> = FxHashMap::default();
         for (i, e) in t.edges.iter().enumerate() {
-            if t.is_heap(e.src) && t.is_heap(e.dst) && e.freq >= self.settings().min_copies {
+            if t.is_heap(e.src) && t.is_heap(e.dst) && e.freq >= self.settings().min_copies && !self.moves_state(e) {
                 let a = *index.entry(e.src).or_insert_with(|| g.add_node(e.src));
                 let b = *index.entry(e.dst).or_insert_with(|| g.add_node(e.dst));
                 g.add_edge(a, b, i as u32);
@@ -533,15 +565,28 @@ impl Analysis<'_> {
     fn chains(&self, locator: &mut Locator) -> Vec<Finding> {
         let t = self.t;
         let s = &self.settings();
-        let g = self.hot_graph();
-        // Copy cycles: values that go round through the same fields (a strongly connected
-        // component of more than one node, or a node copying into itself).
-        let mut cycle_of: FxHashMap<u32, usize> = FxHashMap::default();
-        for (k, scc) in petgraph::algo::tarjan_scc(&g).into_iter().enumerate() {
-            if scc.len() > 1 || g.contains_edge(scc[0], scc[0]) {
-                cycle_of.extend(scc.iter().map(|&n| (g[n], k)));
+        let mut g = self.hot_graph();
+        // Copy cycles: values that go round between places (a strongly connected component of
+        // more than one node) are state that moves as the program works (registers and a stack
+        // trading values, two lists relinked into each other), not a second representation of
+        // data: their edges are no chain's. (A node copying into itself is objects of one site
+        // copied into others of that site: a copy per call, or a context-insensitive merge.)
+        let mut cyclic = FxHashSet::default();
+        for scc in petgraph::algo::tarjan_scc(&g) {
+            if scc.len() > 1 {
+                for &n in &scc {
+                    cyclic.extend(g.edges(n).filter(|e| scc.contains(&e.target())).map(|e| e.id()));
+                }
             }
         }
+        g.retain_edges(|_, e| !cyclic.contains(&e));
+        // Values of objects the JDK made for itself (a cache of boxes, interned constants) are
+        // handed out by reference: moving such a reference copies none of the program's data.
+        let jdk_made = |n: u32| {
+            let p = self.owner(n);
+            p != UNTRACKED && t.objects.producers.get(p as usize).is_some_and(|q| q.user.is_none())
+        };
+        g.retain_edges(|g, e| !jdk_made(g[g.edge_endpoints(e).expect("edge").0]));
         // Every path of up to `max_chain_hops` edges, from every edge (within a search budget).
         let mut chains = Vec::new();
         let mut budget = 200_000usize;
@@ -566,16 +611,7 @@ impl Analysis<'_> {
                 chosen.push(c);
             }
         }
-        chosen
-            .iter()
-            .map(|c| {
-                let in_cycle = c.edges.iter().any(|&e| {
-                    let e = &t.edges[e as usize];
-                    cycle_of.get(&e.src).is_some_and(|k| cycle_of.get(&e.dst) == Some(k))
-                });
-                self.chain_finding(locator, c, in_cycle)
-            })
-            .collect()
+        chosen.iter().map(|c| self.chain_finding(locator, c)).collect()
     }
 
     /// The copy graph as it stands at the end, for a developer to look at: the hot edges (heap
@@ -646,7 +682,7 @@ impl Analysis<'_> {
         e.ways.iter().filter(|w| w.user.is_some()).max_by_key(|w| w.count)
     }
 
-    fn chain_finding(&self, locator: &mut Locator, c: &Chain, in_cycle: bool) -> Finding {
+    fn chain_finding(&self, locator: &mut Locator, c: &Chain) -> Finding {
         let t = self.t;
         let edges: Vec<&Edge> = c.edges.iter().map(|&e| &t.edges[e as usize]).collect();
         let first = edges[0];
@@ -680,7 +716,7 @@ impl Analysis<'_> {
             words::plural(hops as u64, "time", "times"),
             path.join(" → "),
             if consumed { "" } else { "; the copies are never used by a computation" }
-        ) + if in_cycle { "; the values go round in a cycle of copies" } else { "" };
+        );
         let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
         let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
             .evidence("user_data", user_data)
@@ -692,7 +728,6 @@ impl Analysis<'_> {
             .evidence("volume", c.volume())
             .evidence("waste_factor", c.waste())
             .evidence("consumed", consumed)
-            .evidence("in_cycle", in_cycle)
             .evidence(
                 "graph_nodes",
                 std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).collect::<Vec<u32>>(),
@@ -727,7 +762,7 @@ impl Analysis<'_> {
         };
         let mut direct: FxHashMap<(u32, u32), u64> = FxHashMap::default();
         let mut parents: FxHashMap<u32, FxHashSet<u32>> = FxHashMap::default();
-        for e in &t.edges {
+        for e in t.edges.iter().filter(|e| !self.moves_state(e)) {
             match (t.nodes[e.src as usize], owner(e.src), owner(e.dst)) {
                 (_, Some(a), Some(b)) => *direct.entry((a, b)).or_default() += e.freq * e.bytes as u64,
                 (Node::Producer(child), None, Some(parent)) if child != parent => {
@@ -767,8 +802,14 @@ impl Analysis<'_> {
         }
         // A clone is a copy into an object of the same type as the original.
         let same_type = |x: u32, y: u32| t.objects.producers[x as usize].class == t.objects.producers[y as usize].class;
-        let mut pairs: Vec<((u32, u32), (u64, u32))> =
-            total.into_iter().filter(|&((x, y), _)| x != y && same_type(x, y)).collect();
+        // Data that flows both ways between two structures (registers and a stack trading values,
+        // nodes of two lists relinked into each other) is state moving, not a copy made of one.
+        let exchanged = |x: u32, y: u32, v: u64| total.get(&(y, x)).is_some_and(|back| back.0 * 2 >= v);
+        let mut pairs: Vec<((u32, u32), (u64, u32))> = total
+            .iter()
+            .filter(|&(&(x, y), &(v, _))| x != y && same_type(x, y) && !exchanged(x, y, v))
+            .map(|(&k, &v)| (k, v))
+            .collect();
         pairs.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(&b.0)));
         let min_volume = self.settings().min_copies * 4;
         let mut chosen: Vec<((u32, u32), u64)> = Vec::new();
@@ -858,19 +899,36 @@ fn line_of(at: &Location, user: bool) -> String {
 
 /// `Cell.value`: the instance field of `class` (or a superclass) in `slot`.
 pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> String {
+    match instance_field(classes, class, slot) {
+        Some((k, f)) => {
+            let owner = super::words::source_type(&k.name);
+            match owner.as_str() {
+                "lambda" => "a value the lambda captured".into(),
+                _ => format!("{owner}.{}", f.name),
+            }
+        }
+        None => format!("field #{slot}"),
+    }
+}
+
+/// The instance field in `slot` of `class`'s objects, with the class declaring it.
+fn instance_field(classes: &[Class], class: ClassId, slot: u32) -> Option<(&Class, &crate::vm::class::Field)> {
     let mut c = Some(class);
     while let Some(id) = c {
         let k = &classes[id as usize];
         if let Some(f) = k.fields.iter().find(|f| !f.is_static() && f.slot == slot) {
-            let owner = super::words::source_type(&k.name);
-            return match owner.as_str() {
-                "lambda" => "a value the lambda captured".into(),
-                _ => format!("{owner}.{}", f.name),
-            };
+            return Some((k, f));
         }
         c = k.super_class;
     }
-    format!("field #{slot}")
+    None
+}
+
+/// Whether field `slot` of `class`'s objects links them to one another (`Node.next`: its type is
+/// the class declaring it): what is stored there is the structure's shape, not data.
+fn is_link_field(classes: &[Class], class: ClassId, slot: u32) -> bool {
+    instance_field(classes, class, slot)
+        .is_some_and(|(k, f)| f.descriptor.strip_prefix('L').and_then(|d| d.strip_suffix(';')) == Some(k.name.as_ref()))
 }
 
 /// `Main.CACHE`: the static field in global slot `slot`.

@@ -32,6 +32,18 @@ pub enum HeapLoc {
     Element { array: Ref, index: u32 },
 }
 
+impl HeapLoc {
+    /// The object holding the location (0 for a static).
+    #[inline(always)]
+    pub fn object(&self) -> Ref {
+        match *self {
+            HeapLoc::Field { obj, .. } => obj,
+            HeapLoc::Element { array, .. } => array,
+            HeapLoc::Static { .. } => 0,
+        }
+    }
+}
+
 /// An allocation the program made.
 #[derive(Debug, Clone, Copy)]
 pub struct Alloc {

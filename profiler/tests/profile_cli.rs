@@ -531,3 +531,23 @@ fn the_readme_sample_output_is_the_demos() {
         rest = &rest[at + line.len()..];
     }
 }
+
+/// The clone of the papers' running example (a list copied element by element) is drawn: its
+/// part of the copy graph, the arrays its elements are copied between.
+#[test]
+fn dot_draws_a_clone() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat/deep_clone_list/Main.java");
+    let src = src.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = profile_json(&out, &[], &[src, "a", "b", "c", "d", "e"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let n = kinds(&json_report(&out)).iter().position(|k| k == "clone").expect("a clone finding") + 1;
+    let o = bloatlens(&["profile", "--format", "dot", "--finding", &n.to_string(), src, "a", "b", "c", "d", "e"]);
+    let dot = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dot.contains("label = \"clone — "), "{dot}");
+    let filled: Vec<&str> = dot.lines().filter(|l| l.contains("filled")).collect();
+    assert!(filled.len() >= 2, "the clone's own nodes are marked: {dot}");
+    assert!(filled.iter().all(|l| l.contains("Object[] elements")), "{filled:?}");
+}

@@ -145,8 +145,31 @@ pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
         keep.extend(g.neighbors_undirected(n));
     }
     let sub = g.filter_map(|n, w| keep.contains(&n).then(|| w.clone()), |_, w| Some(w.clone()));
-    let title = format!("{} — {}", crate::report::kind_label(&f.kind), f.message);
-    Ok(to_dot(&sub, &title, &ids))
+    Ok(to_dot(&sub, &finding_title(g, f, &own), &ids))
+}
+
+/// A drawn finding's title: its kind and message; for a call path, first the figure of the one
+/// context drawn (the message's figure sums every context that ends in the same calls: the
+/// same calls made from several call sites are several contexts of the tree).
+fn finding_title(g: &Graph, f: &Finding, own: &HashSet<NodeIndex>) -> String {
+    let label = crate::report::kind_label(&f.kind);
+    // The path's deepest node in the drawing: the context whose figure it is.
+    let end = own.iter().copied().max_by_key(|&n| {
+        let mut depth = 0;
+        let mut at = n;
+        while let Some(parent) = g.neighbors_directed(at, petgraph::Direction::Incoming).next() {
+            depth += 1;
+            at = parent;
+        }
+        depth
+    });
+    match end.map(|n| &g[n]).filter(|n| Which::of_kind(&f.kind) == Some(Which::Calls) && !n.figures.is_empty()) {
+        Some(n) => format!(
+            "{label} — the context drawn, ending in {}: {}; in all its contexts, {}",
+            n.name, n.figures, f.message
+        ),
+        None => format!("{label} — {}", f.message),
+    }
 }
 
 /// DOT with the graph's title as its label; user nodes bold, library nodes grey, `marked` nodes
@@ -235,4 +258,48 @@ pub fn call_graph(tree: &CallTree, user: &dyn Fn(u32) -> bool, min_share: f64) -
         }
     }
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Location;
+
+    fn node(name: &str, figures: &str, id: u64) -> GraphNode {
+        GraphNode { name: name.into(), figures: figures.into(), user: true, id: Some(id) }
+    }
+
+    /// The same calls made from two call sites are two contexts: the title gives the figure of
+    /// the one drawn before the message's total over both.
+    #[test]
+    fn a_call_paths_title_gives_the_figure_of_the_context_drawn() {
+        let mut g = Graph::new();
+        let root = g.add_node(node("the program", "1,000 instructions (100.0%)", 0));
+        let main = g.add_node(node("Main.main", "990 instructions (99.0%)", 1));
+        let put = g.add_node(node("HashMap.put", "100 instructions (10.0%)", 2));
+        let other = g.add_node(node("HashMap.put", "200 instructions (20.0%)", 3));
+        for (a, b) in [(root, main), (main, put), (main, other)] {
+            g.add_edge(a, b, GraphEdge { label: String::new(), weight: 1 });
+        }
+        let graphs = Graphs { calls: Some(g.clone()), ..Graphs::default() };
+        let at = Location {
+            file: None,
+            line: None,
+            class: "Main".into(),
+            method: "main".into(),
+            descriptor: "([Ljava/lang/String;)V".into(),
+            bci: 0,
+            expression: None,
+        };
+        let message = "the calls Main.main → HashMap.put take 30% of the run's instructions (300 of 1,000)";
+        let f = Finding::new("bottleneck", 300.0, message.into(), at).evidence("graph_nodes", vec![1u64, 2]);
+        assert!(finding_dot(&graphs, &f).unwrap().contains("the context drawn"));
+        let title = finding_title(&g, &f, &[main, put].into_iter().collect());
+        assert!(
+            title.contains(
+                "the context drawn, ending in HashMap.put: 100 instructions (10.0%); in all its contexts, the calls"
+            ),
+            "{title}"
+        );
+    }
 }

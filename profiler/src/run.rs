@@ -174,7 +174,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
     };
     let started = std::time::Instant::now();
-    let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture)?;
+    let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;
     let boot_time = started.elapsed();
     // A crash of the program's run (a bug of ours) still leaves the trackers what they saw until
     // then: the run ends as stopped, and its report says what ran. The heap may be inconsistent

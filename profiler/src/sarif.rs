@@ -100,6 +100,16 @@ fn capitalised(word: &str) -> String {
     c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
+/// A result's message: what was found, then what to do, as two sentences.
+fn message_text(f: &Finding) -> String {
+    let message = f.message.trim_end();
+    if f.advice.is_empty() {
+        return message.to_string();
+    }
+    let end = if message.ends_with(['.', '!', '?']) { "" } else { "." };
+    format!("{message}{end} {}", f.advice.trim())
+}
+
 fn level(f: &Finding) -> &'static str {
     match f.severity.as_str() {
         "warning" => "warning",
@@ -113,7 +123,7 @@ fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
     let mut r = json!({
         "ruleId": f.kind,
         "level": level(f),
-        "message": { "text": if f.advice.is_empty() { f.message.clone() } else { format!("{} {}", f.message, f.advice) } },
+        "message": { "text": message_text(f) },
         "locations": [location(&f.location, None, sources)],
         "partialFingerprints": { FINGERPRINT: print },
         "rank": (f.share * 100.0).clamp(0.0, 100.0),

@@ -315,3 +315,64 @@ fn system_properties_working_directory_and_environment_as_java_has_them() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("expected NAME=VALUE"), "{}", stderr(&o));
 }
+
+/// A budget that runs out while the JDK is still starting stops no program of the user's: it is
+/// Bloatlens that could not run it (status 2), said as such, not a budget stop (status 3).
+#[test]
+fn a_budget_that_ends_the_jdks_start_up_is_not_a_budget_stop() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let o = run_in(&classes(&d), "Hello", &["--max-instructions", "1000"]);
+    assert_stopped(&o, 2, "the budget ended the JDK's start-up before main");
+    assert_eq!(stdout(&o), "");
+    let cp = classes(&d).display().to_string();
+    let o = bloatlens(&["profile", "--max-instructions", "1000", "-cp", &cp, "Hello"]);
+    assert_stopped(&o, 2, "the budget ended the JDK's start-up before main");
+    assert_eq!(stdout(&o), "", "no report: nothing of the program ran");
+}
+
+/// Program arguments are bytes, as `java` takes them: the VM's launcher decodes them as UTF-8
+/// (its `sun.jnu.encoding`), an invalid byte becoming U+FFFD. A flag whose value is text says
+/// so when it is not UTF-8; neither panics.
+#[test]
+fn arguments_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let points = "public class Points { public static void main(String[] a) {
+        for (String s : a) { StringBuilder b = new StringBuilder();
+            s.chars().forEach(c -> b.append(c).append(' ')); System.out.println(b.toString().trim()); } } }";
+    let d = compile(&[("Points.java", points)]);
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["run", "-cp"])
+        .arg(classes(&d))
+        .args(["Points", "é"])
+        .arg(OsStr::from_bytes(b"a\xffb"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "233\n97 65533 98\n");
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["run", "-cp"])
+        .arg(OsStr::from_bytes(b"/tmp/\xff"))
+        .arg("Points")
+        .output()
+        .unwrap();
+    assert_stopped(&o, 2, "the value of --class-path is not valid UTF-8 (`/tmp/\u{fffd}`)");
+}
+
+/// stderr a closed pipe: the error cannot be read, but the status still says it (2), where
+/// `eprintln!` would have panicked (101).
+#[test]
+fn an_error_on_a_closed_stderr_still_exits_2() {
+    let d = compile(&[("Hello.java", HELLO)]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["run", "-cp"])
+        .arg(classes(&d))
+        .arg("Nope")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+}

@@ -154,4 +154,9 @@ fn an_unknown_test_a_broken_pom_and_no_maven_are_clear_errors() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("[FATAL] Non-parseable POM"), "Maven's own line: {stderr}");
     assert!(stderr.contains(&format!("{}/pom.xml", broken.root().canonicalize().unwrap().display())), "{stderr}");
+    // Each of Maven's lines once, with one level: Maven doubles `[ERROR]` on its first line and
+    // repeats the parse error in its summary.
+    assert!(!stderr.contains("[ERROR] [ERROR]"), "{stderr}");
+    assert_eq!(stderr.matches("Non-parseable POM").count(), 1, "{stderr}");
+    assert!(stderr.contains("\n[ERROR] Some problems were encountered while processing the POMs:\n"), "{stderr}");
 }

@@ -531,3 +531,148 @@ fn the_readme_sample_output_is_the_demos() {
         rest = &rest[at + line.len()..];
     }
 }
+
+/// The clone of the papers' running example (a list copied element by element) is drawn: its
+/// part of the copy graph, the arrays its elements are copied between.
+#[test]
+fn dot_draws_a_clone() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat/deep_clone_list/Main.java");
+    let src = src.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = profile_json(&out, &[], &[src, "a", "b", "c", "d", "e"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let n = kinds(&json_report(&out)).iter().position(|k| k == "clone").expect("a clone finding") + 1;
+    let o = bloatlens(&["profile", "--format", "dot", "--finding", &n.to_string(), src, "a", "b", "c", "d", "e"]);
+    let dot = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dot.contains("label = \"clone — "), "{dot}");
+    let filled: Vec<&str> = dot.lines().filter(|l| l.contains("filled")).collect();
+    assert!(filled.len() >= 2, "the clone's own nodes are marked: {dot}");
+    assert!(filled.iter().all(|l| l.contains("Object[] elements")), "{filled:?}");
+}
+
+/// A program that says it started, then runs until it is stopped.
+const SPINS: &str = r#"
+public class Spins {
+    public static void main(String[] args) {
+        System.out.println("started");
+        long s = 0;
+        while (true) { s += Integer.toString((int) s).length(); }
+    }
+}
+"#;
+
+/// SIGTERM (what CI runners and `timeout` send) is the first Ctrl-C: the program ends as a
+/// budget would end it, the report is printed, the exit status is 130, and the build directory
+/// is removed.
+#[test]
+fn sigterm_ends_the_program_with_its_report_and_no_build_directory_left() {
+    use std::io::{BufRead, Read};
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Spins.java", SPINS);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["profile", "--analyses", "copy", "--max-seconds", "120", &src])
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "started\n");
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1, "the build directory, while the program runs");
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let mut report = String::new();
+    stdout.read_to_string(&mut report).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(report.starts_with("bloatlens: Spins — cancelled"), "{report}");
+    assert!(stderr.contains("bloatlens: interrupted"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// `--output` and `--program-output` are opened before anything runs: a path that cannot be
+/// written is an error at once (status 2), with no run; a file made for a run that then could
+/// not start is removed.
+#[test]
+fn an_output_that_cannot_be_written_is_an_error_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    for flag in ["--output", "--program-output"] {
+        let o = bloatlens(&["profile", flag, "/nonexistent/dir/out.txt", &src]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.starts_with("bloatlens: error: cannot write /nonexistent/dir/out.txt"), "{stderr}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "", "{flag}: nothing ran");
+    }
+    let broken = write(dir.path(), "Broken.java", "public class Broken { void f() { int x = ; } }");
+    let out = dir.path().join("r.json");
+    let o = profile_json(&out, &[], &[&broken]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists(), "a report file for a program that did not compile");
+    std::fs::write(&out, "earlier").unwrap();
+    let o = profile_json(&out, &[], &[&broken]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "earlier", "an existing report is kept");
+}
+
+/// stdout a closed pipe: the report cannot be written, which is a job not done (status 2), and
+/// with stderr closed too an error still exits 2 where `eprintln!` would panic (101).
+#[test]
+fn a_closed_stdout_or_stderr_never_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(dir.path(), "Temps.java", TEMPS);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["profile", "--format", "json", &src])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bloatlens: error: writing the report to stdout: Broken pipe"), "{stderr}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["profile", "-cp", dir.path().to_str().unwrap(), "Nope"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+}
+
+/// Paths and program arguments that are not UTF-8 are taken as the bytes they are.
+#[test]
+fn a_report_path_and_arguments_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let src = write(
+        dir.path(),
+        "Echo.java",
+        "public class Echo { public static void main(String[] a) { System.out.println(String.join(\"|\", a)); } }\n",
+    );
+    let mut out = dir.path().as_os_str().to_os_string();
+    out.push(OsStr::from_bytes(b"/r\xff.json"));
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["profile", "--format", "json", "--output"])
+        .arg(&out)
+        .arg(&src)
+        .arg(OsStr::from_bytes(b"x\xffy"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "x\u{fffd}y\n");
+    assert_eq!(json_report(Path::new(&out))["run"]["main_class"], "Echo");
+}

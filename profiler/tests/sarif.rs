@@ -65,6 +65,11 @@ fn a_corpus_program_as_sarif_validates_with_chains_as_code_flows_and_stable_fing
             "the user's own source, relative to the working directory: {r}"
         );
         assert!(r["properties"]["evidence"].is_object());
+        // What was found, then what to do: two sentences, the first ended by a period.
+        let text = r["message"]["text"].as_str().unwrap();
+        let (found, advice) = text.split_once(". ").unwrap_or_else(|| panic!("two sentences: {text:?}"));
+        assert!(!found.is_empty() && advice.ends_with('.'), "{text:?}");
+        assert!(advice.starts_with(char::is_uppercase), "the advice starts a sentence: {text:?}");
     }
     let chain = results.iter().find(|r| r["ruleId"] == "copy-chain").expect("a copy chain in the DTO mapping");
     let steps = chain["codeFlows"][0]["threadFlows"][0]["locations"].as_array().unwrap();

@@ -36,6 +36,8 @@ const CONSUMER: u32 = 1;
 const ELEMENT: u32 = u32::MAX;
 /// The producer standing for objects the VM made without an allocation op the program ran.
 const UNTRACKED: u32 = u32::MAX;
+/// Copy-graph edges a clone finding names (its heaviest), for its drawing.
+const CLONE_GRAPH_EDGES: usize = 24;
 
 /// A slot's shadow: where its value came from.
 #[derive(Debug, Clone, Copy, Default)]
@@ -372,7 +374,16 @@ impl Tracker for CopyTracker {
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         let report = Analysis { t: self, methods, classes };
         let (findings, profile) = report.build();
-        let graph = self.keep_graph.then(|| report.named_graph(&mut Locator::default()));
+        // A clone's copies are many edges, each of which may be under the hot threshold: the
+        // graph keeps the ones its findings name.
+        let named: FxHashSet<u32> = findings
+            .iter()
+            .filter(|f| f.kind == "clone")
+            .filter_map(|f| f.evidence.get("graph_nodes")?.as_array())
+            .flatten()
+            .filter_map(|v| v.as_u64().map(|n| n as u32))
+            .collect();
+        let graph = self.keep_graph.then(|| report.named_graph(&mut Locator::default(), &named));
         self.findings = findings;
         self.profile = profile;
         self.graph = graph;
@@ -616,9 +627,12 @@ impl Analysis<'_> {
 
     /// The copy graph as it stands at the end, for a developer to look at: the hot edges (heap
     /// to heap, and from there to a computation) between nodes named in the source's words.
-    fn named_graph(&self, locator: &mut Locator) -> Graph {
+    fn named_graph(&self, locator: &mut Locator, named: &FxHashSet<u32>) -> Graph {
         let t = self.t;
-        let hot = |e: &Edge| e.freq >= self.settings().min_copies && (t.is_heap(e.src) || t.is_heap(e.dst));
+        let hot = |e: &Edge| {
+            e.freq >= self.settings().min_copies && (t.is_heap(e.src) || t.is_heap(e.dst))
+                || named.contains(&e.src) && named.contains(&e.dst)
+        };
         let mut g = Graph::new();
         let mut index: FxHashMap<u32, NodeIndex> = FxHashMap::default();
         for e in t.edges.iter().filter(|e| hot(e)) {
@@ -761,10 +775,15 @@ impl Analysis<'_> {
             _ => None,
         };
         let mut direct: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+        // The copy-graph edges of each pair of objects, for the clone's part of the graph.
+        let mut direct_edges: FxHashMap<(u32, u32), Vec<u32>> = FxHashMap::default();
         let mut parents: FxHashMap<u32, FxHashSet<u32>> = FxHashMap::default();
-        for e in t.edges.iter().filter(|e| !self.moves_state(e)) {
+        for (i, e) in t.edges.iter().enumerate().filter(|(_, e)| !self.moves_state(e)) {
             match (t.nodes[e.src as usize], owner(e.src), owner(e.dst)) {
-                (_, Some(a), Some(b)) => *direct.entry((a, b)).or_default() += e.freq * e.bytes as u64,
+                (_, Some(a), Some(b)) => {
+                    *direct.entry((a, b)).or_default() += e.freq * e.bytes as u64;
+                    direct_edges.entry((a, b)).or_default().push(i as u32);
+                }
                 (Node::Producer(child), None, Some(parent)) if child != parent => {
                     parents.entry(child).or_default().insert(parent);
                 }
@@ -837,6 +856,35 @@ impl Analysis<'_> {
                 let location = self.location(locator, py.user.unwrap_or(py.site));
                 let source = self.location(locator, px.user.unwrap_or(px.site));
                 let (nx, ny) = (self.producer_name(locator, x), self.producer_name(locator, y));
+                // Its part of the copy graph: the heaviest edges from x's object graph into y's.
+                let (below_x, below_y): (FxHashSet<u32>, FxHashSet<u32>) = {
+                    let under = |root: u32| {
+                        direct_edges
+                            .keys()
+                            .flat_map(|&(a, b)| [a, b])
+                            .filter(|&p| ancestors(p).iter().any(|s| s.0 == root))
+                            .collect()
+                    };
+                    (under(x), under(y))
+                };
+                let mut edges: Vec<u32> = direct_edges
+                    .iter()
+                    .filter(|((a, b), _)| below_x.contains(a) && below_y.contains(b))
+                    .flat_map(|(_, es)| es.iter().copied())
+                    .collect();
+                edges.sort_by_key(|&i| {
+                    let e = &t.edges[i as usize];
+                    (std::cmp::Reverse(e.freq * e.bytes as u64), i)
+                });
+                let mut nodes: Vec<u32> = Vec::new();
+                for &i in edges.iter().take(CLONE_GRAPH_EDGES) {
+                    let e = &t.edges[i as usize];
+                    for n in [e.src, e.dst] {
+                        if !nodes.contains(&n) {
+                            nodes.push(n);
+                        }
+                    }
+                }
                 Finding::new(
                     "clone",
                     v as f64,
@@ -849,6 +897,7 @@ impl Analysis<'_> {
                 .evidence("volume", v)
                 .evidence("source", nx)
                 .evidence("target", ny)
+                .evidence("graph_nodes", nodes)
                 .related(source, "the cloned object graph's root is allocated here")
             })
             .collect()

@@ -26,17 +26,36 @@ const STATUS_GATE: i32 = 1;
 use bloatlens_profiler::text::{render, Sources};
 use bloatlens_profiler::vm::{Limits, Outcome, VmError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A line on stderr. A closed stderr loses it: `eprintln!` would panic (exit 101) on a closed
+/// pipe, where the exit status must still say what happened.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// Text on stderr as it is (javac's messages), lost when stderr is closed.
+fn say_raw(text: &str) {
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
 
 /// The exit statuses, as `--help` prints them.
 const EXIT_STATUSES: &str =
     "Exit status: the program's own when it ran (its System.exit status, 1 for an uncaught exception);
-2 when Bloatlens could not run it (no JDK, no main class, compile errors, an unsupported native);
-3 when an instruction or time budget stopped it; 130 when interrupted (Ctrl-C: the report is still printed).";
+2 when Bloatlens could not run it or do its job (no JDK, no main class, compile errors, an unsupported
+native, a budget that ended the JDK's start-up before main, a report it could not write); 3 when an
+instruction or time budget stopped the program; 130 when interrupted (Ctrl-C, SIGTERM or SIGHUP: the
+report is still printed).";
 
 #[derive(Parser)]
 #[command(name = "bloatlens", version, about = "Find runtime bloat in Java programs", after_help = EXIT_STATUSES)]
@@ -179,10 +198,10 @@ struct ProfileArgs {
     /// A main class, a `.java` file (more may follow), a directory of sources, or a project
     /// directory (with a `pom.xml`: a Maven project, its modules' sources and dependencies).
     #[arg(required_unless_present = "test")]
-    target: Option<String>,
-    /// Arguments passed to main.
+    target: Option<PathBuf>,
+    /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    args: Vec<OsString>,
 }
 
 #[derive(Args)]
@@ -199,9 +218,9 @@ struct RunArgs {
     jdk: Option<PathBuf>,
     /// The main class, e.g. `com.example.Main`.
     main_class: String,
-    /// Arguments passed to main.
+    /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    args: Vec<OsString>,
 }
 
 /// What the program runs in besides its arguments: system properties, working directory, environment.
@@ -274,18 +293,41 @@ impl Budgets {
     }
 }
 
-/// Ctrl-C: the first ends the program as a budget does (the report is still printed, then exit
-/// 130); a second ends Bloatlens at once.
+/// The build directory of the run under way, removed by a second interrupt before it quits.
+static BUILD_DIR: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Ctrl-C, SIGTERM and SIGHUP alike: the first ends the program as a budget does (the report is
+/// still printed, the build directory removed, then exit 130); a second ends Bloatlens at once
+/// (the build directory removed first). A signal the parent set to be ignored (`nohup`'s SIGHUP,
+/// a background job's SIGINT) stays ignored.
 fn interrupt_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let seen = flag.clone();
+    let signals = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+    let ignored: Vec<libc::c_int> = signals.into_iter().filter(|&s| is_ignored(s)).collect();
     let _ = ctrlc::set_handler(move || {
         if seen.swap(true, Ordering::SeqCst) {
+            if let Some(dir) = BUILD_DIR.lock().ok().and_then(|mut d| d.take()) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
             std::process::exit(STATUS_INTERRUPTED);
         }
-        eprintln!("\nbloatlens: interrupted: stopping the program (Ctrl-C again to quit at once)");
+        say!("\nbloatlens: interrupted: stopping the program (Ctrl-C again to quit at once)");
     });
+    for s in ignored {
+        // SAFETY: restores the disposition the process started with; no handler runs Rust code.
+        unsafe { libc::signal(s, libc::SIG_IGN) };
+    }
     flag
+}
+
+/// Whether `signal` is ignored (as the parent left it).
+fn is_ignored(signal: libc::c_int) -> bool {
+    // SAFETY: a query (no new action); `old` is written by the call.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// The JDK to use: the one named, else `JAVA_HOME`'s, else `PATH`'s (with a warning when
@@ -293,7 +335,7 @@ fn interrupt_flag() -> Arc<AtomicBool> {
 fn jdk(named: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     let jdk = bloatlens_profiler::run::locate_jdk(named)?;
     if let Some(w) = &jdk.warning {
-        eprintln!("bloatlens: warning: {w}");
+        say!("bloatlens: warning: {w}");
     }
     Ok(jdk.home)
 }
@@ -302,10 +344,10 @@ fn jdk(named: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
 fn explain(result: &RunResult, limits: &Limits) {
     match &result.outcome {
         Outcome::Stopped(VmError::Cancelled) => {
-            eprintln!("bloatlens: interrupted after {}", human_duration(result.stats.wall))
+            say!("bloatlens: interrupted after {}", human_duration(result.stats.wall))
         }
-        Outcome::Stopped(e) => eprintln!("bloatlens: error: {e}"),
-        Outcome::UncaughtException(e) if e.contains("java.lang.StackOverflowError") => eprintln!(
+        Outcome::Stopped(e) => say!("bloatlens: error: {e}"),
+        Outcome::UncaughtException(e) if e.contains("java.lang.StackOverflowError") => say!(
             "bloatlens: hint: the stack overflowed at {} frames; a program that needs more runs with \
              --max-stack-depth N",
             limits.max_stack_depth
@@ -317,15 +359,16 @@ fn explain(result: &RunResult, limits: &Limits) {
 /// `-cp`, `-classpath` and `-Dkey=value` are what java users type (clap's short flags are single
 /// letters): they become `--class-path` and `--property key=value` among Bloatlens's own flags,
 /// that is, before the program (the main class or source file); everything after it is the
-/// program's, untouched, as `java` does.
-fn java_style_flags(argv: Vec<String>) -> Vec<String> {
+/// program's, untouched, as `java` does. Arguments are bytes (`OsString`): paths and the
+/// program's arguments need not be UTF-8.
+fn java_style_flags(argv: Vec<OsString>) -> Vec<OsString> {
     use clap::CommandFactory;
     let cli = Cli::command();
     let mut out = Vec::with_capacity(argv.len());
     let mut rest = argv.into_iter();
     out.extend(rest.next()); // the program name
     let Some(sub) = rest.next() else { return out };
-    let Some(command) = cli.find_subcommand(&sub).cloned() else {
+    let Some(command) = sub.to_str().and_then(|name| cli.find_subcommand(name)).cloned() else {
         out.push(sub);
         out.extend(rest);
         return out;
@@ -342,21 +385,22 @@ fn java_style_flags(argv: Vec<String>) -> Vec<String> {
         })
     };
     while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "-cp" | "-classpath" => {
+        let bytes = arg.as_bytes();
+        match bytes {
+            b"-cp" | b"-classpath" => {
                 out.push("--class-path".into());
                 out.extend(rest.next());
             }
-            "--" => {
+            b"--" => {
                 out.push(arg);
                 break;
             }
-            define if define.starts_with("-D") && define.len() > 2 => {
+            [b'-', b'D', define @ ..] if !define.is_empty() => {
                 out.push("--property".into());
-                out.push(define[2..].to_string());
+                out.push(OsStr::from_bytes(define).to_os_string());
             }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                let value = !flag.contains('=') && takes_value(flag);
+            [b'-', _, ..] => {
+                let value = !bytes.contains(&b'=') && arg.to_str().is_some_and(takes_value);
                 out.push(arg);
                 if value {
                     out.extend(rest.next());
@@ -373,8 +417,41 @@ fn java_style_flags(argv: Vec<String>) -> Vec<String> {
     out
 }
 
+/// An argument that must be text is not valid UTF-8: which one (after which flag), shown lossily.
+fn not_utf8(argv: &[OsString]) -> String {
+    let at = argv.iter().position(|a| a.to_str().is_none()).unwrap_or(0);
+    let shown = String::from_utf8_lossy(argv.get(at).map_or(&[][..], |a| a.as_bytes())).into_owned();
+    match argv[..at].last().and_then(|f| f.to_str()).filter(|f| f.starts_with('-')) {
+        Some(flag) => format!("the value of {flag} is not valid UTF-8 (`{shown}`); it is read as text"),
+        None => {
+            format!("the argument `{shown}` is not valid UTF-8; only paths and the program's arguments may be bytes")
+        }
+    }
+}
+
+/// A program argument as Java has it: the launcher decodes its bytes with `sun.jnu.encoding`,
+/// UTF-8 in the Bloatlens VM, invalid bytes becoming U+FFFD.
+fn java_argument(arg: OsString) -> String {
+    match arg.into_string() {
+        Ok(text) => text,
+        Err(bytes) => String::from_utf8_lossy(&bytes.into_vec()).into_owned(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(java_style_flags(std::env::args().collect()));
+    let argv = java_style_flags(std::env::args_os().collect());
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            say!("bloatlens: error: {}", not_utf8(&argv));
+            return ExitCode::from(STATUS_NOT_RUN as u8);
+        }
+        Err(e) => {
+            // Help and version go to stdout, errors to stderr; either may be closed.
+            let _ = e.print();
+            return ExitCode::from(e.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let interrupted = interrupt_flag();
     let status = match cli.command {
         Command::Profile(a) => profile_command(*a, &interrupted),
@@ -382,8 +459,13 @@ fn main() -> ExitCode {
     };
     match status {
         Ok(status) => ExitCode::from(status as u8),
+        // Interrupted before the program started (while compiling or booting the JDK).
+        Err(e) if interrupted.load(Ordering::SeqCst) => {
+            say!("bloatlens: interrupted: {e:#}");
+            ExitCode::from(STATUS_INTERRUPTED as u8)
+        }
         Err(e) => {
-            eprintln!("bloatlens: error: {e:#}");
+            say!("bloatlens: error: {e:#}");
             ExitCode::from(STATUS_NOT_RUN as u8)
         }
     }
@@ -393,7 +475,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
     let config = RunConfig {
         class_path: a.class_path,
         main_class: a.main_class,
-        args: a.args,
+        args: a.args.into_iter().map(java_argument).collect(),
         source_roots: Vec::new(),
         stdin: Default::default(),
         jdk: Some(jdk(a.jdk.as_ref())?),
@@ -456,12 +538,15 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     };
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
-    let target_name = a.target.clone().unwrap_or_else(|| ".".into());
-    let target = PathBuf::from(&target_name);
+    let target = a.target.clone().unwrap_or_else(|| ".".into());
     let is_project = a.test.is_some() || target.join("pom.xml").is_file();
-    let is_source = target_name.ends_with(".java") || target.is_dir();
+    let is_source = target.as_os_str().as_bytes().ends_with(b".java") || target.is_dir();
+    // Where the report and the program's output go: opened now, so that a path that cannot be
+    // written costs no run.
+    let mut output = a.output.as_deref().map(OutputFile::open).transpose()?;
+    let mut program_output = a.program_output.as_deref().map(OutputFile::open).transpose()?;
     let jdk_home = jdk(a.jdk.as_ref())?;
-    let build_dir = tempfile::tempdir().context("creating a build directory")?;
+    let build_dir = BuildDir::new()?;
     let mut roots = a.source_root.clone();
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
     let mut user_roots = a.source_root.clone();
@@ -475,7 +560,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         let project = match open_project(&dir, &a.mvn) {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("bloatlens: error: {e}");
+                say!("bloatlens: error: {e}");
                 return Ok(STATUS_NOT_RUN);
             }
         };
@@ -507,8 +592,8 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         match javac::compile(&javac, &job) {
             Ok(()) => {}
             Err(javac::CompileError::Failed { output, .. }) => {
-                eprint!("{output}");
-                eprintln!("bloatlens: error: the project does not compile");
+                say_raw(&output);
+                say!("bloatlens: error: the project does not compile");
                 return Ok(STATUS_NOT_RUN);
             }
             Err(e) => return Err(e.into()),
@@ -529,12 +614,12 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
                 ) {
                     Ok(l) => l,
                     Err(e) => {
-                        eprintln!("bloatlens: error: {e}");
+                        say!("bloatlens: error: {e}");
                         return Ok(STATUS_NOT_RUN);
                     }
                 };
                 cp.extend(launch.class_path.iter().cloned());
-                args = launch.args.clone();
+                args = launch.args.iter().map(OsString::from).collect();
                 test_launch = Some(launch);
                 bloatlens_profiler::junit::RUNNER_CLASS.to_string()
             }
@@ -549,7 +634,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         (bloatlens_profiler::junit::join(&cp), main)
     } else if is_source {
         let mut sources = vec![target.clone()];
-        while args.first().is_some_and(|x| x.ends_with(".java")) {
+        while args.first().is_some_and(|x| x.as_bytes().ends_with(b".java")) {
             sources.push(PathBuf::from(args.remove(0)));
         }
         let (files, main, root) = if target.is_dir() {
@@ -587,8 +672,8 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         match javac::compile(&javac, &job) {
             Ok(()) => {}
             Err(javac::CompileError::Failed { output, .. }) => {
-                eprint!("{output}");
-                eprintln!("bloatlens: error: the program does not compile");
+                say_raw(&output);
+                say!("bloatlens: error: the program does not compile");
                 return Ok(STATUS_NOT_RUN);
             }
             Err(e) => return Err(e.into()),
@@ -602,13 +687,16 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         roots.extend(a.class_path.split(':').filter(|p| Path::new(p).is_dir()).map(PathBuf::from));
         roots.push(PathBuf::from("."));
         let cp = if a.class_path.is_empty() { ".".to_string() } else { a.class_path.clone() };
-        (cp, target_name.clone())
+        let Some(main) = target.to_str() else {
+            bail!("the main class `{}` is not valid UTF-8", target.display());
+        };
+        (cp, main.to_string())
     };
     let config = ProfileConfig {
         run: RunConfig {
             class_path,
             main_class,
-            args,
+            args: args.into_iter().map(java_argument).collect(),
             source_roots: user_roots,
             stdin: Default::default(),
             jdk: Some(jdk_home),
@@ -638,24 +726,27 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         let (r, report) = profile(&config)?;
         (r, report, Graphs::default())
     };
-    if let Outcome::Stopped(e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_))) = &result.outcome {
-        // Nothing ran: there is no report to print.
-        eprintln!("bloatlens: error: {e}");
+    if let Outcome::Stopped(
+        e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_) | VmError::StartupBudget(_)),
+    ) = &result.outcome
+    {
+        // Nothing of the program ran: there is no report to print.
+        say!("bloatlens: error: {e}");
         return Ok(STATUS_NOT_RUN);
     }
     if let Some(launch) = &test_launch {
         if let Err(e) = launch.finish(&mut report) {
-            eprintln!("bloatlens: error: {e}");
+            say!("bloatlens: error: {e}");
             return Ok(STATUS_NOT_RUN);
         }
     }
     if let Some(previous) = &previous {
         compare(&mut report, previous).map_err(|e| anyhow::anyhow!("cannot compare: {e}"))?;
     }
-    if let Some(path) = &a.program_output {
+    if let Some(file) = &mut program_output {
         let mut bytes = result.stdout.clone();
         bytes.extend_from_slice(&result.stderr);
-        std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
+        file.write(&bytes)?;
     }
     let text = match a.format {
         Format::Json => serde_json::to_string_pretty(&report)? + "\n",
@@ -669,22 +760,27 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         Format::Dot => match dot(&report, &graphs, a.finding, which) {
             Ok(text) => text,
             Err(e) => {
-                eprintln!("bloatlens: error: {e}");
+                say!("bloatlens: error: {e}");
                 return Ok(STATUS_NOT_RUN);
             }
         },
     };
-    match &a.output {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
-        // A closed pipe (`| head`) is the reader's choice, not an error.
+    match &mut output {
+        Some(file) => file.write(text.as_bytes())?,
         None => {
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+            // A report that cannot be written (stdout a closed pipe) is a job not done.
+            let mut stdout = std::io::stdout().lock();
+            if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                say!("bloatlens: error: writing the report to stdout: {e}");
+                explain(&result, &config.run.limits);
+                return Ok(STATUS_NOT_RUN);
+            }
         }
     }
     explain(&result, &config.run.limits);
     let tripped = bloatlens_profiler::gate::check(&gate, &report, previous.as_ref());
     for line in &tripped {
-        eprintln!("bloatlens: --fail-on {line}");
+        say!("bloatlens: --fail-on {line}");
     }
     // The program's own failure says more than the gate's; a gate trips a run that succeeded.
     Ok(match result.status() {
@@ -693,12 +789,80 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     })
 }
 
+/// A file the report or the program's output goes to, opened (created if need be) before the
+/// run so that a path that cannot be written is said at once. A file it created and never wrote
+/// is removed again (a run that ended in an error leaves nothing behind); an existing one is
+/// replaced only when the new text is written.
+struct OutputFile {
+    path: PathBuf,
+    file: File,
+    created: bool,
+    written: bool,
+}
+
+impl OutputFile {
+    fn open(path: &Path) -> anyhow::Result<OutputFile> {
+        let created = std::fs::symlink_metadata(path).is_err();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(OutputFile { path: path.to_path_buf(), file, created, written: false })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.written = true;
+        // A regular file is emptied first; a device (`/dev/null`) or a pipe is written as it is.
+        let regular = self.file.metadata().is_ok_and(|m| m.is_file());
+        (if regular { self.file.set_len(0) } else { Ok(()) })
+            .and_then(|()| self.file.write_all(bytes))
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("writing {}", self.path.display()))
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if self.created && !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// The temporary directory sources compile into, removed when the command ends, and by a
+/// second interrupt (see [`interrupt_flag`]) when it quits at once.
+struct BuildDir(tempfile::TempDir);
+
+impl BuildDir {
+    fn new() -> anyhow::Result<BuildDir> {
+        let dir = tempfile::tempdir().context("creating a build directory")?;
+        if let Ok(mut registered) = BUILD_DIR.lock() {
+            *registered = Some(dir.path().to_path_buf());
+        }
+        Ok(BuildDir(dir))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for BuildDir {
+    fn drop(&mut self) {
+        if let Ok(mut registered) = BUILD_DIR.lock() {
+            *registered = None;
+        }
+    }
+}
+
 /// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom
 /// changed); the time Maven took is said on stderr.
 fn open_project(dir: &Path, mvn: &str) -> Result<Project, bloatlens_profiler::project::ProjectError> {
     let (project, discovery) = Project::open(dir, &project::cache_dir(dir), mvn)?;
     if project.build == Build::Maven && !discovery.cached {
-        eprintln!(
+        say!(
             "bloatlens: Maven resolved the class paths of {} modules in {}",
             project.modules.len(),
             human_duration(discovery.took)

@@ -336,17 +336,20 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Maven's own error lines (`[ERROR]`, `[FATAL]`), colours stripped and the copy's paths shown
-/// as the workspace's; all of its last lines when none is marked.
+/// as the workspace's, each once; all of its last lines when none is marked.
 fn error_lines(text: &str, copy: &Path, root: &Path) -> Vec<String> {
     let (copy, root) = (copy.display().to_string(), root.display().to_string());
     let clean: Vec<String> = text.lines().map(|l| strip_ansi(l).replace(&copy, &root)).collect();
     // Maven's advice on re-running it and its help links say nothing about this project.
     let boilerplate = ["-e switch", "-X switch", "For more information about the errors", "[Help "];
+    let mut seen = std::collections::HashSet::new();
     let marked: Vec<String> = clean
         .iter()
-        .filter(|l| l.starts_with("[ERROR]") || l.starts_with("[FATAL]"))
-        .map(|l| l.split(" -> [Help").next().unwrap_or(l).trim_end().to_string())
+        .filter(|l| level_of(l).is_some())
+        .map(|l| undoubled(l.split(" -> [Help").next().unwrap_or(l)).trim_end().to_string())
         .filter(|l| l != "[ERROR]" && !boilerplate.iter().any(|b| l.contains(b)))
+        // Maven says a broken pom's error twice: as it reads the pom, and in its summary.
+        .filter(|l| seen.insert(l[level_of(l).map_or(0, str::len)..].trim().to_string()))
         .take(20)
         .collect();
     if !marked.is_empty() {
@@ -354,6 +357,25 @@ fn error_lines(text: &str, copy: &Path, root: &Path) -> Vec<String> {
     }
     let start = clean.len().saturating_sub(20);
     clean[start..].iter().filter(|l| !l.trim().is_empty()).cloned().collect()
+}
+
+/// The level a Maven line starts with: `[ERROR]` or `[FATAL]`.
+fn level_of(line: &str) -> Option<&'static str> {
+    ["[ERROR]", "[FATAL]"].into_iter().find(|level| line.starts_with(level))
+}
+
+/// A line without the level Maven prints twice when it logs a message that already has one
+/// (`[ERROR] [ERROR] Some problems were encountered…`): the inner level is kept.
+fn undoubled(line: &str) -> &str {
+    let mut line = line;
+    while let Some(level) = level_of(line) {
+        let rest = line[level.len()..].trim_start_matches(' ');
+        if level_of(rest).is_none() {
+            break;
+        }
+        line = rest;
+    }
+    line
 }
 
 fn strip_ansi(line: &str) -> String {
@@ -470,5 +492,35 @@ mod tests {
         let lines = error_lines(text, Path::new("/cache/poms"), Path::new("/ws"));
         assert_eq!(lines, vec!["[ERROR] Non-parseable POM /ws/app/pom.xml: end tag"]);
         assert_eq!(error_lines("a\n\nb\n", Path::new("/c"), Path::new("/w")), vec!["a", "b"]);
+    }
+
+    /// What `mvn -o -B` printed (Maven 3.8) for a pom whose tags do not match: the level doubled
+    /// on its first line, the parse error said twice.
+    #[test]
+    fn maven_errors_on_a_broken_pom_appear_once_each_with_one_level() {
+        let text = "\x1b[0m\x1b[0m[INFO] Scanning for projects...
+[ERROR] [ERROR] Some problems were encountered while processing the POMs:
+[FATAL] Non-parseable POM /cache/poms/pom.xml: end tag name </property> must match start tag name <properties> from line 11 (position: TEXT seen ...</project.build.sourceEncoding>\\n  </property>... @15:14)  @ line 15, column 14
+ @ \n[ERROR] The build could not read 1 project -> [Help 1]
+[ERROR]   \n[ERROR]   The project  (/cache/poms/pom.xml) has 1 error
+[ERROR]     Non-parseable POM /cache/poms/pom.xml: end tag name </property> must match start tag name <properties> from line 11 (position: TEXT seen ...</project.build.sourceEncoding>\\n  </property>... @15:14)  @ line 15, column 14 -> [Help 2]
+[ERROR] \n[ERROR] To see the full stack trace of the errors, re-run Maven with the -e switch.
+[ERROR] Re-run Maven using the -X switch to enable full debug logging.
+[ERROR] \n[ERROR] For more information about the errors and possible solutions, please read the following articles:
+[ERROR] [Help 1] http://cwiki.apache.org/confluence/display/MAVEN/ProjectBuildingException
+[ERROR] [Help 2] http://cwiki.apache.org/confluence/display/MAVEN/ModelParseException
+\x1b[0m\x1b[0m";
+        let lines = error_lines(text, Path::new("/cache/poms"), Path::new("/ws"));
+        assert_eq!(
+            lines,
+            vec![
+                "[ERROR] Some problems were encountered while processing the POMs:".to_string(),
+                "[FATAL] Non-parseable POM /ws/pom.xml: end tag name </property> must match start tag name <properties> from line 11 (position: TEXT seen ...</project.build.sourceEncoding>\\n  </property>... @15:14)  @ line 15, column 14".to_string(),
+                "[ERROR] The build could not read 1 project".to_string(),
+                "[ERROR]   The project  (/ws/pom.xml) has 1 error".to_string(),
+            ]
+        );
+        assert_eq!(undoubled("[ERROR] [FATAL] x"), "[FATAL] x");
+        assert_eq!(undoubled("[ERROR]   indented"), "[ERROR]   indented");
     }
 }

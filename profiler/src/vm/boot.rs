@@ -167,7 +167,8 @@ impl<T: Tracker> Vm<T> {
                     VmError::MainClassLinkage { class, error: described }
                 });
             }
-            Err(Fault::Fatal(e)) => return Outcome::Stopped(e),
+            // Loading the main class is the JDK's code (the system class loader), still start-up.
+            Err(Fault::Fatal(e)) => return Outcome::Stopped(e.before_main()),
             Err(Fault::Exit(s)) => return Outcome::Exited(s),
             Err(Fault::Yield) => {
                 return Outcome::Stopped(VmError::Internal("a yield while loading the main class".into()))

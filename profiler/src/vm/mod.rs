@@ -123,6 +123,10 @@ pub enum VmError {
     Cancelled,
     #[error("time budget exhausted after {}", crate::report::human_duration(*.0))]
     TimeBudget(Duration),
+    /// A budget ran out while the JDK was still starting (booting, or loading the main class):
+    /// the program itself never ran, so Bloatlens could not run it.
+    #[error("the budget ended the JDK's start-up before main ({0}): the program did not run")]
+    StartupBudget(Box<VmError>),
     #[error(transparent)]
     ClassPath(#[from] ClassPathError),
     #[error("class {class}: {error}")]
@@ -145,6 +149,17 @@ pub enum VmError {
     Boot(String),
     #[error("internal VM error: {0}")]
     Internal(String),
+}
+
+impl VmError {
+    /// This error, met before the program's `main` started: a budget running out is the
+    /// JDK's start-up cut short ([`VmError::StartupBudget`]), not the program stopped.
+    pub fn before_main(self) -> VmError {
+        match self {
+            e @ (VmError::InstructionBudget(_) | VmError::TimeBudget(_)) => VmError::StartupBudget(Box::new(e)),
+            e => e,
+        }
+    }
 }
 
 /// Why a slow path did not produce a value.

@@ -122,6 +122,8 @@ struct MethodInfo {
 struct ClassInfo {
     /// The tag of each constant-pool entry; 0 for index 0 and the second slot of a long or double.
     tags: Vec<u8>,
+    /// Where each constant-pool entry starts (its tag) in the class file; 0 where `tags` has 0.
+    offsets: Vec<usize>,
     methods: Vec<MethodInfo>,
 }
 
@@ -133,9 +135,11 @@ fn walk_class(bytes: &[u8]) -> Result<ClassInfo, String> {
     r.take(4)?;
     let count = r.u2()? as usize;
     let mut tags = vec![0u8; count];
+    let mut offsets = vec![0usize; count];
     let mut utf8 = vec![String::new(); count];
     let mut i = 1;
     while i < count {
+        offsets[i] = r.at;
         let tag = r.u1()?;
         tags[i] = tag;
         match tag {
@@ -191,7 +195,7 @@ fn walk_class(bytes: &[u8]) -> Result<ClassInfo, String> {
             }
         }
     }
-    Ok(ClassInfo { tags, methods })
+    Ok(ClassInfo { tags, offsets, methods })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1218,4 +1222,51 @@ fn mutated_bytecode_never_panics_the_vm() {
         failures.len().min(20),
         failures.iter().take(20).map(|p| format!("  {p}")).collect::<Vec<_>>().join("\n")
     );
+}
+
+/// Mutations of a constant pool that HotSpot refuses while loading the class: the VM refuses the
+/// class as well, in HotSpot's words, where a class that still loads would fail only at the
+/// instruction that uses the entry (an internal error, or a different exception).
+#[test]
+fn constant_pool_mutants_are_refused_as_hotspot_refuses_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance/strings/Main.java");
+    let compiled = std::process::Command::new("javac")
+        .args(["-g", "-nowarn", "-d"])
+        .arg(tmp.path().join("original"))
+        .arg(&src)
+        .output()
+        .expect("javac (a JDK) on PATH");
+    assert!(compiled.status.success(), "javac: {}", String::from_utf8_lossy(&compiled.stderr));
+    let original = std::fs::read(tmp.path().join("original/Main.class")).unwrap();
+    let info = walk_class(&original).unwrap();
+    let first = |tag: u8| info.tags.iter().position(|&t| t == tag).unwrap_or_else(|| panic!("no entry of tag {tag}"));
+    let (indy, method_ref, utf8) = (first(18), first(10), first(1));
+    let at = |i: usize| info.offsets[i];
+    // (what, offset of a u2 to overwrite, its new value)
+    let mutants: [(&str, usize, u16); 4] = [
+        ("an InvokeDynamic's bootstrap index past the BootstrapMethods attribute", at(indy) + 1, 0x7fff),
+        ("an InvokeDynamic's NameAndType index naming a Utf8", at(indy) + 3, utf8 as u16),
+        ("a Methodref's NameAndType index naming a Methodref", at(method_ref) + 3, method_ref as u16),
+        ("a Methodref's class index naming a Utf8", at(method_ref) + 1, utf8 as u16),
+    ];
+    let mut failures = Vec::new();
+    for (i, (what, offset, value)) in mutants.into_iter().enumerate() {
+        let dir = tmp.path().join(format!("mutant{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut bytes = original.clone();
+        put_u2(&mut bytes, offset, value);
+        std::fs::write(dir.join("Main.class"), &bytes).unwrap();
+        let java = std::process::Command::new("java").arg("-cp").arg(&dir).arg("Main").output().expect("java on PATH");
+        let stderr = String::from_utf8_lossy(&java.stderr);
+        let Some(hotspot) = stderr.lines().map(str::trim).find(|l| l.starts_with("java.lang.ClassFormatError")) else {
+            failures.push(format!("{what}: HotSpot did not refuse the class: {stderr}"));
+            continue;
+        };
+        match run(&config(&dir, 1 << 40)).map(|r| r.outcome) {
+            Ok(Outcome::Stopped(VmError::MainClassLinkage { error, .. })) if error.trim() == hotspot => {}
+            other => failures.push(format!("{what}:\n  java:      {hotspot}\n  bloatlens: {other:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,5 +1,6 @@
 //! The constant pool: parsed once, entries checked for the tags their users expect.
 
+use super::descriptor::{is_field_descriptor, MethodDescriptor};
 use super::reader::Reader;
 use super::ClassFormatError;
 use std::sync::Arc;
@@ -76,7 +77,7 @@ pub struct ConstantPool {
 }
 
 impl ConstantPool {
-    pub(crate) fn parse(r: &mut Reader) -> Result<Self, ClassFormatError> {
+    pub(crate) fn parse(r: &mut Reader, major: u16) -> Result<Self, ClassFormatError> {
         let count = r.u2("constant_pool_count")? as usize;
         let mut entries = Vec::with_capacity(count);
         let mut exact_utf16 = std::collections::HashMap::new();
@@ -84,11 +85,29 @@ impl ConstantPool {
         while entries.len() < count {
             let at = r.offset();
             let tag = r.u1("constant pool tag")?;
+            // Tags newer than the class file's version (HotSpot refuses them).
+            let since = match tag {
+                15 | 16 | 18 => 51,
+                17 => 55,
+                _ => 0,
+            };
+            if major < since {
+                return Err(ClassFormatError::hotspot(
+                    at,
+                    format!("a constant pool tag of class file version {major} (found {tag})"),
+                    format!("Class file version does not support constant tag {tag} in class file "),
+                    "",
+                ));
+            }
             let c = match tag {
                 1 => {
                     let len = r.u2("Utf8 length")? as usize;
                     let bytes = r.bytes(len, "Utf8 bytes")?;
-                    let malformed = || ClassFormatError { offset: at, expected: "well-formed modified UTF-8".into() };
+                    let malformed = || ClassFormatError {
+                        offset: at,
+                        expected: "well-formed modified UTF-8".into(),
+                        hotspot: None,
+                    };
                     let text = decode_modified_utf8(bytes).ok_or_else(malformed)?;
                     if text.contains('\u{FFFD}') {
                         let units = modified_utf8_to_utf16(bytes).ok_or_else(malformed)?;
@@ -131,7 +150,12 @@ impl ConstantPool {
                 19 => Constant::Module { name: r.u2("Module name")? },
                 20 => Constant::Package { name: r.u2("Package name")? },
                 _ => {
-                    return Err(ClassFormatError { offset: at, expected: format!("a constant pool tag (found {tag})") })
+                    return Err(ClassFormatError::hotspot(
+                        at,
+                        format!("a constant pool tag (found {tag})"),
+                        format!("Unknown constant tag {tag} in class file "),
+                        "",
+                    ))
                 }
             };
             let wide = matches!(c, Constant::Long(_) | Constant::Double(_));
@@ -144,46 +168,208 @@ impl ConstantPool {
             return Err(r.error("a long or double entry that fits in the constant pool"));
         }
         let pool = ConstantPool { entries, exact_utf16 };
-        pool.check_references().map_err(|e| r.error(e))?;
+        pool.check_references(r.offset(), major)?;
         Ok(pool)
     }
 
-    /// Every index inside an entry points at an entry of the kind it needs.
-    fn check_references(&self) -> Result<(), String> {
+    /// HotSpot's checks of the pool (`ClassFileParser::parse_constant_pool`), in its order and
+    /// with its words: first that every index inside an entry points at an entry of the kind it
+    /// needs, then that descriptors fit their users and special names are where they may be.
+    fn check_references(&self, offset: usize, major: u16) -> Result<(), ClassFormatError> {
+        let refuse = |expected: String, before: String, after: &str| {
+            Err(ClassFormatError::hotspot(offset, expected, before, after))
+        };
+        let invalid = |index: u16, after: &str| {
+            refuse(
+                format!("constant pool index {index} to refer to an entry of the right kind"),
+                format!("Invalid constant pool index {index} in class file "),
+                after,
+            )
+        };
+        let is = |index: u16, kind: fn(&Constant) -> bool| self.get(index).is_some_and(kind);
+        let utf8 = |c: &Constant| matches!(c, Constant::Utf8(_));
+        let class = |c: &Constant| matches!(c, Constant::Class { .. });
+        let nat = |c: &Constant| matches!(c, Constant::NameAndType { .. });
+        let field = |c: &Constant| matches!(c, Constant::FieldRef { .. });
+        let method = |c: &Constant| matches!(c, Constant::MethodRef { .. });
+        let interface_method = |c: &Constant| matches!(c, Constant::InterfaceMethodRef { .. });
         for (i, c) in self.entries.iter().enumerate() {
-            let ok = match *c {
-                Constant::Class { name } | Constant::Module { name } | Constant::Package { name } => {
-                    self.utf8(name).is_ok()
+            match *c {
+                Constant::FieldRef { class: k, name_and_type: n }
+                | Constant::MethodRef { class: k, name_and_type: n }
+                | Constant::InterfaceMethodRef { class: k, name_and_type: n } => {
+                    if !is(k, class) {
+                        return invalid(k, "");
+                    }
+                    if !is(n, nat) {
+                        return invalid(n, "");
+                    }
                 }
-                Constant::String { utf8 } => self.utf8(utf8).is_ok(),
-                Constant::MethodType { descriptor } => self.utf8(descriptor).is_ok(),
-                Constant::FieldRef { class, name_and_type }
-                | Constant::MethodRef { class, name_and_type }
-                | Constant::InterfaceMethodRef { class, name_and_type } => {
-                    self.class_name(class).is_ok() && self.name_and_type(name_and_type).is_ok()
+                Constant::NameAndType { name, descriptor } => {
+                    for index in [name, descriptor] {
+                        if !is(index, utf8) {
+                            return invalid(index, "");
+                        }
+                    }
                 }
-                Constant::NameAndType { name, descriptor } => self.utf8(name).is_ok() && self.utf8(descriptor).is_ok(),
-                Constant::Dynamic { name_and_type, .. } | Constant::InvokeDynamic { name_and_type, .. } => {
-                    self.name_and_type(name_and_type).is_ok()
+                Constant::Class { name: index }
+                | Constant::Module { name: index }
+                | Constant::Package { name: index }
+                | Constant::String { utf8: index }
+                | Constant::MethodType { descriptor: index }
+                    if !is(index, utf8) =>
+                {
+                    return invalid(index, "");
                 }
                 Constant::MethodHandle { kind, reference } => {
-                    (1..=9).contains(&kind)
-                        && matches!(
-                            self.get(reference),
-                            Some(
-                                Constant::FieldRef { .. }
-                                    | Constant::MethodRef { .. }
-                                    | Constant::InterfaceMethodRef { .. }
+                    if self.get(reference).is_none() || reference == 0 {
+                        return invalid(reference, "");
+                    }
+                    let (ok, not) = match kind {
+                        1..=4 => (is(reference, field), " (not a field)"),
+                        5 | 8 => (is(reference, method), " (not a method)"),
+                        6 | 7 => (
+                            is(reference, method) || (major >= 52 && is(reference, interface_method)),
+                            " (not a method)",
+                        ),
+                        9 => (is(reference, interface_method), " (not an interface method)"),
+                        _ => {
+                            return refuse(
+                                format!("a method handle kind from 1 to 9 at constant pool entry #{i}"),
+                                format!("Bad method handle kind at constant pool index {i} in class file "),
+                                "",
                             )
-                        )
+                        }
+                    };
+                    if !ok {
+                        return invalid(reference, not);
+                    }
                 }
-                _ => true,
-            };
-            if !ok {
-                return Err(format!("constant pool entry #{i} to refer to entries of the right kind"));
+                Constant::Dynamic { name_and_type: n, .. } | Constant::InvokeDynamic { name_and_type: n, .. }
+                    if !is(n, nat) =>
+                {
+                    return invalid(n, "");
+                }
+                _ => {}
+            }
+        }
+        let illegal = |what: &str, name: &str, descriptor: &str| {
+            refuse(
+                format!("a descriptor that fits its {what} {name:?} (found {descriptor:?})"),
+                format!("{what} \"{name}\" in class "),
+                &format!(" has illegal signature \"{descriptor}\""),
+            )
+        };
+        // Every reference was checked above: these lookups succeed.
+        let text = |index: u16| self.utf8(index).map(|s| &**s).unwrap_or("");
+        let name_and_type = |index: u16| match self.get(index) {
+            Some(&Constant::NameAndType { name, descriptor }) => (name, text(name), text(descriptor)),
+            _ => (0, "", ""),
+        };
+        for c in &self.entries {
+            match *c {
+                Constant::NameAndType { name, descriptor } => {
+                    for index in [descriptor, name] {
+                        if text(index).is_empty() {
+                            return refuse(
+                                format!("a non-empty Utf8 at constant pool entry #{index}"),
+                                format!("Illegal zero length constant pool entry at {index} in class "),
+                                "",
+                            );
+                        }
+                    }
+                    let (n, d) = (text(name), text(descriptor));
+                    if d.starts_with('(') {
+                        if MethodDescriptor::parse(d).is_none() {
+                            return illegal("Method", n, d);
+                        }
+                    } else if !is_field_descriptor(d) {
+                        return illegal("Field", n, d);
+                    }
+                }
+                Constant::Dynamic { name_and_type: nt, .. } => {
+                    let (_, n, d) = name_and_type(nt);
+                    if d.starts_with('(') {
+                        return illegal("CONSTANT_Dynamic", n, d);
+                    }
+                }
+                Constant::FieldRef { name_and_type: nt, .. } => {
+                    let (_, n, d) = name_and_type(nt);
+                    if d.starts_with('(') {
+                        return illegal("Field", n, d);
+                    }
+                }
+                Constant::MethodRef { name_and_type: nt, .. }
+                | Constant::InterfaceMethodRef { name_and_type: nt, .. }
+                | Constant::InvokeDynamic { name_and_type: nt, .. } => {
+                    let (name_index, n, d) = name_and_type(nt);
+                    if !d.starts_with('(') {
+                        return illegal("Method", n, d);
+                    }
+                    if matches!(c, Constant::MethodRef { .. }) && n.starts_with('<') && n != "<init>" {
+                        return refuse(
+                            format!("a method name at constant pool entry #{name_index}"),
+                            format!("Bad method name at constant pool index {name_index} in class file "),
+                            "",
+                        );
+                    }
+                }
+                Constant::MethodHandle { kind: kind @ 5..=8, reference } => {
+                    let nt = match self.get(reference) {
+                        Some(
+                            Constant::MethodRef { name_and_type, .. }
+                            | Constant::InterfaceMethodRef { name_and_type, .. },
+                        ) => *name_and_type,
+                        _ => continue,
+                    };
+                    let (name_index, n, _) = name_and_type(nt);
+                    let (bad, what) =
+                        if kind == 8 { (n != "<init>", "constructor") } else { (n == "<init>", "method") };
+                    if bad {
+                        return refuse(
+                            format!("a {what} name at constant pool entry #{name_index}"),
+                            format!("Bad {what} name at constant pool index {name_index} in class file "),
+                            "",
+                        );
+                    }
+                }
+                Constant::MethodType { descriptor } if MethodDescriptor::parse(text(descriptor)).is_none() => {
+                    return illegal("Method", "type", text(descriptor));
+                }
+                _ => {}
             }
         }
         Ok(())
+    }
+
+    /// The highest bootstrap-method index a `Dynamic` or `InvokeDynamic` entry names.
+    pub(crate) fn max_bootstrap_index(&self) -> Option<u16> {
+        self.entries
+            .iter()
+            .filter_map(|c| match c {
+                Constant::Dynamic { bootstrap, .. } | Constant::InvokeDynamic { bootstrap, .. } => Some(*bootstrap),
+                _ => None,
+            })
+            .max()
+    }
+
+    /// An entry `ldc` may load, and so a bootstrap method's static argument (JVMS §4.4).
+    pub(crate) fn is_loadable(&self, index: u16) -> bool {
+        index != 0
+            && matches!(
+                self.get(index),
+                Some(
+                    Constant::Integer(_)
+                        | Constant::Float(_)
+                        | Constant::Long(_)
+                        | Constant::Double(_)
+                        | Constant::Class { .. }
+                        | Constant::String { .. }
+                        | Constant::MethodHandle { .. }
+                        | Constant::MethodType { .. }
+                        | Constant::Dynamic { .. }
+                )
+            )
     }
 
     /// A pool made by [`super::builder::ClassBuilder`]: its entries are consistent by construction.

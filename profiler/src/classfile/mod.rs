@@ -15,6 +15,22 @@ use std::sync::Arc;
 pub struct ClassFormatError {
     pub offset: usize,
     pub expected: String,
+    /// How HotSpot words this refusal, when it is one HotSpot makes: its message's text before
+    /// and after the class's name (see [`ClassFormatError::hotspot_message`]).
+    pub hotspot: Option<(String, String)>,
+}
+
+impl ClassFormatError {
+    /// A refusal HotSpot words as `before` + the class's name + `after`.
+    pub(crate) fn hotspot(offset: usize, expected: impl Into<String>, before: String, after: &str) -> Self {
+        ClassFormatError { offset, expected: expected.into(), hotspot: Some((before, after.to_string())) }
+    }
+
+    /// HotSpot's message for this refusal of the class `name` (internal form, as HotSpot prints
+    /// it), if HotSpot makes it.
+    pub fn hotspot_message(&self, name: &str) -> Option<String> {
+        self.hotspot.as_ref().map(|(before, after)| format!("{before}{name}{after}"))
+    }
 }
 
 pub mod access {
@@ -233,11 +249,12 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         return Err(ClassFormatError {
             offset: 0,
             expected: format!("the magic number 0xCAFEBABE (found {magic:#010X})"),
+            hotspot: None,
         });
     }
     let minor_version = r.u2("minor_version")?;
     let major_version = r.u2("major_version")?;
-    let cp = ConstantPool::parse(&mut r)?;
+    let cp = ConstantPool::parse(&mut r, major_version)?;
     let access_flags = r.u2("access_flags")?;
     let this_class = class_at(&cp, &mut r, "this_class")?;
     let super_index = r.u2("super_class")?;
@@ -264,6 +281,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     class.fields = fields;
     class.methods = methods;
     let n = r.u2("attributes_count")?;
+    let mut seen_bootstrap_methods = false;
     for _ in 0..n {
         let (name, body) = attribute(&cp, &mut r)?;
         if class.annotations.keep(&name, body) {
@@ -271,7 +289,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
         }
         let mut a = Reader::new(body);
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, ..e };
         match &*name {
             "SourceFile" => class.source_file = Some(utf8_at(&cp, &mut a, "SourceFile index").map_err(rebase)?),
             "Signature" => class.signature = Some(utf8_at(&cp, &mut a, "Signature index").map_err(rebase)?),
@@ -282,23 +300,23 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
                 let method = if nat == 0 {
                     None
                 } else {
-                    let (n, d) =
-                        cp.name_and_type(nat).map_err(|e| rebase(ClassFormatError { offset: at, expected: e }))?;
+                    let (n, d) = cp
+                        .name_and_type(nat)
+                        .map_err(|e| rebase(ClassFormatError { offset: at, expected: e, hotspot: None }))?;
                     Some((n.clone(), d.clone()))
                 };
                 class.enclosing_method = Some(EnclosingMethod { class: outer, method });
             }
-            "BootstrapMethods" => {
-                let count = a.u2("num_bootstrap_methods").map_err(rebase)?;
-                for _ in 0..count {
-                    let method_handle = a.u2("bootstrap_method_ref").map_err(rebase)?;
-                    let nargs = a.u2("num_bootstrap_arguments").map_err(rebase)?;
-                    let mut arguments = Vec::with_capacity(nargs as usize);
-                    for _ in 0..nargs {
-                        arguments.push(a.u2("bootstrap argument").map_err(rebase)?);
-                    }
-                    class.bootstrap_methods.push(BootstrapMethod { method_handle, arguments });
+            "BootstrapMethods" if major_version >= 51 => {
+                if seen_bootstrap_methods {
+                    return Err(rebase(hotspot(
+                        &a,
+                        "one BootstrapMethods attribute",
+                        "Multiple BootstrapMethods attributes",
+                    )));
                 }
+                seen_bootstrap_methods = true;
+                class.bootstrap_methods = bootstrap_methods(&cp, &mut a).map_err(rebase)?;
             }
             "InnerClasses" => {
                 let count = a.u2("number_of_classes").map_err(rebase)?;
@@ -355,6 +373,9 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
             _ => {}
         }
     }
+    if cp.max_bootstrap_index().is_some() && !seen_bootstrap_methods {
+        return Err(hotspot(&r, "a BootstrapMethods attribute", "Missing BootstrapMethods attribute"));
+    }
     if !r.at_end() {
         return Err(r.error("the end of the class file"));
     }
@@ -362,10 +383,80 @@ pub fn parse(bytes: &[u8]) -> Result<ClassFile, ClassFormatError> {
     Ok(class)
 }
 
+/// A refusal HotSpot words as `"{words} in class file {name}"`.
+fn hotspot(r: &Reader, expected: &str, words: &str) -> ClassFormatError {
+    ClassFormatError::hotspot(r.offset(), expected, format!("{words} in class file "), "")
+}
+
+/// The body of a `BootstrapMethods` attribute, checked as HotSpot checks it: enough entries for
+/// every `Dynamic` and `InvokeDynamic` constant, each a method handle with loadable arguments.
+fn bootstrap_methods(cp: &ConstantPool, a: &mut Reader) -> Result<Vec<BootstrapMethod>, ClassFormatError> {
+    let length = a.remaining();
+    if length < 2 {
+        return Err(ClassFormatError::hotspot(
+            a.offset(),
+            "num_bootstrap_methods",
+            format!("Invalid BootstrapMethods attribute length {length} in class file "),
+            "",
+        ));
+    }
+    let count = a.u2("num_bootstrap_methods")?;
+    if cp.max_bootstrap_index().is_some_and(|max| max >= count) {
+        return Err(hotspot(a, "a bootstrap method for every dynamic constant", "Short length on BootstrapMethods"));
+    }
+    let overrun = |a: &Reader| {
+        hotspot(
+            a,
+            "bootstrap methods within the attribute",
+            "Invalid BootstrapMethods num_bootstrap_methods or num_bootstrap_arguments value",
+        )
+    };
+    let mut methods = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let at = a.offset();
+        let method_handle = a.u2("bootstrap_method_ref")?;
+        let nargs = a.u2("num_bootstrap_arguments")?;
+        if method_handle == 0 || !matches!(cp.get(method_handle), Some(Constant::MethodHandle { .. })) {
+            return Err(ClassFormatError::hotspot(
+                at,
+                format!("bootstrap_method_ref #{method_handle} to be a MethodHandle"),
+                format!("bootstrap_method_index {method_handle} has bad constant type in class file "),
+                "",
+            ));
+        }
+        if a.remaining() < 2 * nargs as usize {
+            return Err(overrun(a));
+        }
+        let mut arguments = Vec::with_capacity(nargs as usize);
+        for _ in 0..nargs {
+            let at = a.offset();
+            let argument = a.u2("bootstrap argument")?;
+            if !cp.is_loadable(argument) {
+                return Err(ClassFormatError::hotspot(
+                    at,
+                    format!("bootstrap argument #{argument} to be a loadable constant"),
+                    format!("argument_index {argument} has bad constant type in class file "),
+                    "",
+                ));
+            }
+            arguments.push(argument);
+        }
+        methods.push(BootstrapMethod { method_handle, arguments });
+    }
+    if !a.at_end() {
+        return Err(hotspot(a, "the end of the BootstrapMethods attribute", "Bad length on BootstrapMethods"));
+    }
+    Ok(methods)
+}
+
 fn class_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
     let at = r.offset();
     let i = r.u2(what)?;
-    cp.class_name(i).cloned().map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
+    cp.class_name(i).cloned().map_err(|e| ClassFormatError {
+        offset: at,
+        expected: format!("{what}: {e}"),
+        hotspot: None,
+    })
 }
 
 fn optional_class(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Option<Arc<str>>, ClassFormatError> {
@@ -374,13 +465,17 @@ fn optional_class(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Optio
     if i == 0 {
         return Ok(None);
     }
-    cp.class_name(i).cloned().map(Some).map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
+    cp.class_name(i).cloned().map(Some).map_err(|e| ClassFormatError {
+        offset: at,
+        expected: format!("{what}: {e}"),
+        hotspot: None,
+    })
 }
 
 fn utf8_at(cp: &ConstantPool, r: &mut Reader, what: &str) -> Result<Arc<str>, ClassFormatError> {
     let at = r.offset();
     let i = r.u2(what)?;
-    cp.utf8(i).cloned().map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}") })
+    cp.utf8(i).cloned().map_err(|e| ClassFormatError { offset: at, expected: format!("{what}: {e}"), hotspot: None })
 }
 
 /// Reads one attribute header and returns its name and body.
@@ -445,7 +540,7 @@ fn parse_method(cp: &ConstantPool, r: &mut Reader) -> Result<MethodInfo, ClassFo
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, ..e };
         let mut a = Reader::new(body);
         match &*name {
             "Code" => method.code = Some(parse_code(cp, &mut a).map_err(rebase)?),
@@ -557,7 +652,7 @@ fn parse_code(cp: &ConstantPool, r: &mut Reader) -> Result<Code, ClassFormatErro
     for _ in 0..n {
         let (name, body) = attribute(cp, r)?;
         let base = r.offset() - body.len();
-        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, expected: e.expected };
+        let rebase = |e: ClassFormatError| ClassFormatError { offset: base + e.offset, ..e };
         let mut a = Reader::new(body);
         match &*name {
             "LineNumberTable" => {

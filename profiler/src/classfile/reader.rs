@@ -17,12 +17,16 @@ impl<'a> Reader<'a> {
         self.pos
     }
 
+    pub(crate) fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.pos)
+    }
+
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.bytes.len()
     }
 
     pub(crate) fn error(&self, expected: impl Into<String>) -> ClassFormatError {
-        ClassFormatError { offset: self.pos, expected: expected.into() }
+        ClassFormatError { offset: self.pos, expected: expected.into(), hotspot: None }
     }
 
     pub(crate) fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8], ClassFormatError> {

@@ -429,11 +429,19 @@ impl Method<'_> {
         Ok(t as u16)
     }
 
+    /// An operand naming a constant of the wrong kind, or none, in HotSpot's words.
+    fn bad_constant(&self, index: u16) -> Problem {
+        let class = self.class.this_class.replace('/', ".");
+        let headline = if index == 0 || self.cp.get(index).is_none() {
+            format!("Illegal constant pool index {index} in class {class}")
+        } else {
+            format!("Illegal type at constant pool entry {index} in class {class}")
+        };
+        problem(headline, Some(format!("Constant pool index {index} is invalid")))
+    }
+
     fn class_constant(&self, index: u16) -> Result<Arc<str>, Problem> {
-        self.cp
-            .class_name(index)
-            .cloned()
-            .map_err(|_| problem(format!("Illegal type at constant pool entry {index}"), None))
+        self.cp.class_name(index).cloned().map_err(|_| self.bad_constant(index))
     }
 
     /// A field or method reference of the kinds `allowed` (the tags of §4.4.2).
@@ -445,9 +453,9 @@ impl Method<'_> {
             _ => 0,
         };
         if !allowed.contains(&tag) {
-            return Err(problem(format!("Illegal type at constant pool entry {index}"), None));
+            return Err(self.bad_constant(index));
         }
-        self.cp.member_ref(index).map_err(|_| problem(format!("Illegal type at constant pool entry {index}"), None))
+        self.cp.member_ref(index).map_err(|_| self.bad_constant(index))
     }
 
     /// Pops an array (or null) whose descriptor `ok` accepts; `None` for null.
@@ -532,7 +540,7 @@ impl Method<'_> {
                             _ => return Err(problem(format!("Invalid index in ldc: {index}"), None)),
                         }
                     }
-                    _ => return Err(problem(format!("Invalid index in ldc: {index}"), None)),
+                    _ => return Err(self.bad_constant(index)),
                 };
                 f.push(t, ms)?;
             }
@@ -890,7 +898,7 @@ impl Method<'_> {
         let index = self.u2(p + 1);
         let (class, name, descriptor) = if op == 0xba {
             let Some(Constant::InvokeDynamic { name_and_type, .. }) = self.cp.get(index) else {
-                return Err(problem(format!("Illegal type at constant pool entry {index}"), None));
+                return Err(self.bad_constant(index));
             };
             if self.u2(p + 3) != 0 {
                 return Err(problem("Bad invokedynamic instruction", None));

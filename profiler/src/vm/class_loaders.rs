@@ -137,7 +137,12 @@ impl<T: Tracker> Vm<T> {
         let file = match classfile::parse(bytes) {
             Ok(f) => f,
             Err(e) => {
-                let msg = if shown.is_empty() { e.to_string() } else { format!("{e} in class file {shown}") };
+                // HotSpot names the class as it was asked to define it, in internal form.
+                let msg = match (d.name, e.hotspot_message(d.name.unwrap_or_default())) {
+                    (Some(_), Some(hotspot)) => hotspot,
+                    _ if shown.is_empty() => e.to_string(),
+                    _ => format!("{e} in class file {shown}"),
+                };
                 return Err(self.throw_new(t, "java/lang/ClassFormatError", Some(&msg)));
             }
         };

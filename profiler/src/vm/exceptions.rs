@@ -22,6 +22,39 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
+    /// An interface call on an object whose class does not implement the interface, in the words
+    /// of HotSpot's interpreter.
+    pub(super) fn not_implemented(&mut self, t: &mut JThread, class: ClassId, iface: ClassId) -> Fault {
+        let msg = format!(
+            "Class {} does not implement the requested interface {}",
+            self.classes[class as usize].java_name(),
+            self.classes[iface as usize].java_name()
+        );
+        self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg))
+    }
+
+    /// A call that selected an abstract method `m` for an object of class `receiver`: HotSpot's
+    /// words for a class that neither defines nor inherits an implementation.
+    pub(super) fn abstract_method_error(&mut self, t: &mut JThread, m: MethodId, receiver: Option<ClassId>) -> Fault {
+        let method = &self.methods[m as usize];
+        let holder = &self.classes[method.class as usize];
+        let msg = match receiver {
+            Some(r) => {
+                // `int Shape.sides()` without the class: `'abstract int sides()'`.
+                let signature = self.pretty_method("", &method.name, &method.descriptor).replacen(" .", " ", 1);
+                let kind = if holder.is_interface() { "interface" } else { "abstract class" };
+                format!(
+                    "Receiver class {} does not define or inherit an implementation of the resolved method \
+                     'abstract {signature}' of {kind} {}.",
+                    self.classes[r as usize].java_name(),
+                    holder.java_name()
+                )
+            }
+            None => self.method_name(m),
+        };
+        self.throw_new(t, "java/lang/AbstractMethodError", Some(&msg))
+    }
+
     fn new_throwable(&mut self, t: &mut JThread, name: &str, message: Option<&str>) -> VmResult<Ref> {
         let class = match self.load_class(name) {
             Ok(c) => c,

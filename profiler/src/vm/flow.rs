@@ -203,7 +203,7 @@ impl<T: Tracker> Vm<T> {
             // A null test does not need the object: not a use.
             Op::IfNull(_) | Op::IfNonNull(_) => consume!(sp - 1),
 
-            Op::Ireturn | Op::Lreturn => {
+            Op::Ireturn | Op::IreturnNarrow(_) | Op::Lreturn => {
                 let slots = if op == Op::Lreturn { 2 } else { 1 };
                 let method = &cx.methods[mid as usize];
                 if method.parsed.ret == Kind::Reference && s[sp - 1] != 0 {
@@ -222,17 +222,21 @@ impl<T: Tracker> Vm<T> {
                     sp,
                 );
             }
-            Op::PutStatic(slot) | Op::PutStatic2(slot) => {
+            Op::PutStatic(slot) | Op::PutStatic2(slot) | Op::PutStaticNarrow(slot, _) => {
                 let wide = op == Op::PutStatic2(slot);
                 let src = sp - if wide { 2 } else { 1 };
-                let is_ref = !wide && self.static_ref_slots.binary_search(&slot).is_ok();
-                let bytes = if wide { 8 } else { 4 };
+                let is_ref = op == Op::PutStatic(slot) && self.static_ref_slots.binary_search(&slot).is_ok();
+                let bytes = match op {
+                    Op::PutStatic2(_) => 8,
+                    Op::PutStaticNarrow(_, n) => n.bytes(),
+                    _ => 4,
+                };
                 tr.flow_store(&cx, site, HeapLoc::Static { slot }, Value { bits: s[src], is_ref }, bytes, src);
             }
             Op::GetField(slot) | Op::GetField2(slot) => {
                 field_load!(site, sp - 1, s[sp - 1], slot, op == Op::GetField(slot), sp - 1)
             }
-            Op::PutField(slot) | Op::PutField2(slot) | Op::PutFieldZ(slot) => {
+            Op::PutField(slot) | Op::PutField2(slot) | Op::PutFieldNarrow(slot, _) => {
                 let wide = op == Op::PutField2(slot);
                 let src = sp - if wide { 2 } else { 1 };
                 let obj = s[src - 1] as Ref;
@@ -243,7 +247,7 @@ impl<T: Tracker> Vm<T> {
                         op == Op::PutField(slot) && cx.classes[class as usize].ref_slots.binary_search(&slot).is_ok();
                     let bytes = match op {
                         Op::PutField2(_) => 8,
-                        Op::PutFieldZ(_) => 1,
+                        Op::PutFieldNarrow(_, n) => n.bytes(),
                         _ => 4,
                     };
                     tr.flow_store(&cx, site, HeapLoc::Field { obj, slot }, Value { bits: s[src], is_ref }, bytes, src);

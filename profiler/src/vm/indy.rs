@@ -212,11 +212,16 @@ impl<T: Tracker> Vm<T> {
                 | ("java/lang/invoke/StringConcatFactory", "makeConcatWithConstants" | "makeConcat")
                 | ("java/lang/runtime/ObjectMethods", "bootstrap")
         );
-        if !linked_here {
+        let args = bsm.arguments.iter().map(|&a| bsm_arg(cp, a)).collect::<Result<Vec<_>, _>>();
+        // A concatenation the JDK's factory would refuse, or that is not javac's usual shape, is
+        // left to the factory: its errors (and its output) are then the JDK's own.
+        let unusual_concat = &*bsm_class == "java/lang/invoke/StringConcatFactory"
+            && !args.as_ref().is_ok_and(|args| plain_concat(&desc, args, &bsm_name));
+        if !linked_here || unusual_concat {
             // Any other bootstrap method runs in Java, as on HotSpot.
             return self.link_dynamic_call_site(t, owner, cp_index);
         }
-        let args = bsm.arguments.iter().map(|&a| bsm_arg(cp, a)).collect::<Result<Vec<_>, _>>().map_err(bad)?;
+        let args = args.map_err(bad)?;
         // As HotSpot, the bootstrap method's class is resolved through the caller's loader.
         self.load_seen_from(t, owner, &bsm_class)?;
         let site = self.generated_classes;
@@ -449,6 +454,26 @@ fn lambda_class(
     }
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     Ok(cb.build(name, OBJECT, &refs, access::FINAL | access::SUPER))
+}
+
+/// The JDK's limit on a concatenation's argument slots (`MAX_INDY_CONCAT_ARG_SLOTS`).
+const MAX_CONCAT_SLOTS: usize = 200;
+
+/// A concatenation site [`concat_class`] builds just as the JDK's factory would: it returns a
+/// String, takes at most [`MAX_CONCAT_SLOTS`], and its recipe uses every argument and every
+/// (string or integral) constant exactly once.
+fn plain_concat(indy_desc: &str, args: &[BsmArg], bsm: &str) -> bool {
+    let Some(site) = MethodDescriptor::parse(indy_desc) else { return false };
+    if site.return_type != "Ljava/lang/String;" || site.param_slots() > MAX_CONCAT_SLOTS {
+        return false;
+    }
+    if bsm == "makeConcat" {
+        return args.is_empty();
+    }
+    let Some((BsmArg::Str(recipe), constants)) = args.split_first() else { return false };
+    constants.iter().all(|c| matches!(c, BsmArg::Str(_) | BsmArg::Int(_) | BsmArg::Long(_)))
+        && recipe.chars().filter(|&c| c == '\u{1}').count() == site.params.len()
+        && recipe.chars().filter(|&c| c == '\u{2}').count() == constants.len()
 }
 
 fn concat_class(

@@ -140,6 +140,9 @@ pub enum Op {
     LookupSwitch(u32),
 
     Ireturn,
+    /// `ireturn` in a method returning boolean, byte, char or short: the value narrowed to that
+    /// type, as HotSpot's interpreter does (the verifier lets any int through).
+    IreturnNarrow(Narrow),
     Lreturn,
     Return,
 
@@ -156,8 +159,9 @@ pub enum Op {
     GetField2(u32),
     PutField(u32),
     PutField2(u32),
-    /// A boolean field: stores narrow to the low bit, as HotSpot does.
-    PutFieldZ(u32),
+    /// A boolean, byte, char or short field: stores narrow to its type, as HotSpot does.
+    PutFieldNarrow(u32, Narrow),
+    PutStaticNarrow(u32, Narrow),
 
     InvokeVirtualCp(u16),
     InvokeSpecialCp(u16),
@@ -200,10 +204,12 @@ pub enum Op {
         method: MethodId,
         args: u16,
     },
-    /// Dispatch by signature through the receiver class's method table.
+    /// Dispatch by signature through the receiver class's method table, once the receiver's class
+    /// is known to implement `iface` (the verifier lets any object through to an interface call).
     InvokeInterface {
         sig: u32,
         args: u16,
+        iface: ClassId,
     },
 
     NewCp(u16),
@@ -259,6 +265,53 @@ pub enum Op {
 
     /// An opcode this VM does not run (`jsr`/`ret` from pre-Java-6 class files), with the opcode.
     Unsupported(u8),
+}
+
+/// A type narrower than int, which an int stored or returned as that type is narrowed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Narrow {
+    /// boolean: the low bit.
+    Z,
+    /// byte: the low 8 bits, sign-extended.
+    B,
+    /// char: the low 16 bits.
+    C,
+    /// short: the low 16 bits, sign-extended.
+    S,
+}
+
+impl Narrow {
+    /// The narrowing for values of this field or return type, if it is narrower than int.
+    pub fn of(kind: crate::classfile::descriptor::Kind) -> Option<Narrow> {
+        use crate::classfile::descriptor::Kind;
+        Some(match kind {
+            Kind::Boolean => Narrow::Z,
+            Kind::Byte => Narrow::B,
+            Kind::Char => Narrow::C,
+            Kind::Short => Narrow::S,
+            _ => return None,
+        })
+    }
+
+    /// Narrows an int slot (an `i32` zero-extended into the slot, as the interpreter keeps ints).
+    #[inline(always)]
+    pub fn apply(self, slot: u64) -> u64 {
+        let v = slot as i32;
+        (match self {
+            Narrow::Z => v & 1,
+            Narrow::B => v as i8 as i32,
+            Narrow::C => v as u16 as i32,
+            Narrow::S => v as i16 as i32,
+        }) as u32 as u64
+    }
+
+    /// The bytes a value of this type takes in a heap object.
+    pub fn bytes(self) -> u8 {
+        match self {
+            Narrow::Z | Narrow::B => 1,
+            Narrow::C | Narrow::S => 2,
+        }
+    }
 }
 
 /// The condition of a fused integer compare-and-branch.

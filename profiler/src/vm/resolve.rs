@@ -92,16 +92,22 @@ impl<T: Tracker> Vm<T> {
                     self.initialize(t, decl)?;
                     permanent = self.classes[decl as usize].init.get() == InitState::Initialized;
                 }
+                let narrow = super::ops::Narrow::of(field.kind());
                 match (op, wide) {
                     (Op::GetStaticCp(_), false) => Op::GetStatic(field.slot),
                     (Op::GetStaticCp(_), true) => Op::GetStatic2(field.slot),
-                    (Op::PutStaticCp(_), false) => Op::PutStatic(field.slot),
+                    (Op::PutStaticCp(_), false) => match narrow {
+                        Some(n) => Op::PutStaticNarrow(field.slot, n),
+                        None => Op::PutStatic(field.slot),
+                    },
                     (Op::PutStaticCp(_), true) => Op::PutStatic2(field.slot),
                     (Op::GetFieldCp(_), false) => Op::GetField(field.slot),
                     (Op::GetFieldCp(_), true) => Op::GetField2(field.slot),
                     (_, true) => Op::PutField2(field.slot),
-                    _ if field.kind() == Kind::Boolean => Op::PutFieldZ(field.slot),
-                    _ => Op::PutField(field.slot),
+                    _ => match narrow {
+                        Some(n) => Op::PutFieldNarrow(field.slot, n),
+                        None => Op::PutField(field.slot),
+                    },
                 }
             }
             Op::InvokeStaticCp(i) | Op::InvokeSpecialCp(i) | Op::InvokeVirtualCp(i) | Op::InvokeInterfaceCp(i) => {
@@ -166,12 +172,17 @@ impl<T: Tracker> Vm<T> {
                             let msg = format!("Expecting non-static method {}", self.method_name(method));
                             return Err(self.throw_new(t, "java/lang/IncompatibleClassChangeError", Some(&msg)));
                         }
+                        let sig = self.methods[method as usize].sig;
                         if final_method {
                             Op::InvokeDirectNonNull { method, args }
+                        } else if matches!(op, Op::InvokeInterfaceCp(_)) {
+                            // Even a method of Object's, called through an interface, checks that the
+                            // receiver implements it (HotSpot's interpreter does).
+                            Op::InvokeInterface { sig, args, iface: class }
                         } else if let Some(vindex) = self.methods[method as usize].vindex {
                             Op::InvokeVirtual { vindex, args }
                         } else {
-                            Op::InvokeInterface { sig: self.methods[method as usize].sig, args }
+                            Op::InvokeInterface { sig, args, iface: class }
                         }
                     }
                 }
@@ -271,8 +282,9 @@ impl<T: Tracker> Vm<T> {
     ) -> VmResult<Option<(Rc<Code>, Ref)>> {
         let method = &self.methods[m as usize];
         if method.is_abstract() {
-            let msg = self.method_name(m);
-            return Err(self.throw_new(t, "java/lang/AbstractMethodError", Some(&msg)));
+            let receiver = t.stack.get(args_at).map(|&r| r as super::heap::Ref).filter(|&r| r != 0 && nargs > 0);
+            let receiver = receiver.map(|r| self.heap.get(r).class);
+            return Err(self.abstract_method_error(t, m, receiver));
         }
         let monitor = if method.is_synchronized() {
             let obj = if method.is_static() { self.mirror(method.class) } else { t.stack[args_at] as Ref };

@@ -445,7 +445,13 @@ impl BottleneckTracker {
         }
         path.reverse();
         tree_path.reverse();
-        let first = path.len() - f.summary.calls.len();
+        // A sequence that starts in the framework calling the user's code (a test run's JUnit
+        // launcher, a pool's worker loop) is shown from the user's first frame: those frames are
+        // how the code was reached, not what to change.
+        let is_user_label = |l: &u32| self.user_label.get(*l as usize).copied().unwrap_or(false);
+        let lead = f.summary.calls.iter().position(is_user_label).unwrap_or(0);
+        let shown = &f.summary.calls[lead..];
+        let first = path.len() - shown.len();
         let node = |c: u32| self.cct.nodes[c as usize];
         // Where a context was called from, seen through folded glue (a lambda proxy calls the
         // lambda's body: the call site that matters is the proxy's caller's).
@@ -482,7 +488,7 @@ impl BottleneckTracker {
         // when what that line builds is dropped (the fix is there, not at the loop).
         let work_location = repeated.map(|_| at_frame(innermost)).filter(|l| *l != location);
         let name = |l: u32| short_name(&labels.names[l as usize]);
-        let calls: Vec<String> = f.summary.calls.iter().map(|&l| name(l)).collect();
+        let calls: Vec<String> = shown.iter().map(|&l| name(l)).collect();
         let share = f.cum as f64 / total as f64;
         let what = match metric {
             Metric::Instructions => "instructions",
@@ -532,7 +538,7 @@ impl BottleneckTracker {
             .evidence("base_share", round3(f.base as f64 / total as f64))
             .evidence("overlap", f.overlap)
             .evidence("covered_by_all", round3(covered as f64 / total as f64))
-            .evidence("calls", f.summary.calls.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
+            .evidence("calls", shown.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
             .evidence("repeated", repeated.map(|(_, r)| r.name()))
             .evidence("work_location", work_location.map(|l| serde_json::to_value(l).unwrap_or_default()))
             .evidence(
@@ -547,7 +553,7 @@ impl BottleneckTracker {
             }
             let at = loc(site);
             if at.file.is_some() {
-                finding = finding.related(at, format!("call {} of {}: {}", i + 1, f.summary.calls.len(), calls[i]));
+                finding = finding.related(at, format!("call {} of {}: {}", i + 1, shown.len(), calls[i]));
             }
         }
         Some(finding)

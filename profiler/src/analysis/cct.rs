@@ -95,6 +95,17 @@ impl Cct {
     }
 
     /// The call sites from the outermost frame down to `node`'s frame, outermost first.
+    /// [`Cct::path`] from the first call site in code `is_user` accepts (the frames before it are
+    /// how the user's code was reached: a test launcher, a pool's worker loop); the whole path
+    /// when none is.
+    pub fn user_path(&self, node: u32, is_user: impl Fn(Site) -> bool) -> Vec<Site> {
+        let mut path = self.path(node);
+        if let Some(k) = path.iter().position(|&s| is_user(s)) {
+            path.drain(..k);
+        }
+        path
+    }
+
     pub fn path(&self, mut node: u32) -> Vec<Site> {
         let mut sites = Vec::new();
         while node != ROOT {
@@ -155,5 +166,21 @@ mod tests {
         t.exit();
         assert_eq!(t.top(), main);
         assert_ne!(t.enter(site(1, 9), 3, 2), fib);
+    }
+
+    #[test]
+    fn a_user_path_starts_at_the_users_first_call_site() {
+        // A launcher (methods 10, 11) calls the user's test (method 1), which calls a library (20).
+        let mut t = Cct::default();
+        t.enter(site(10, 0), 10, 1);
+        t.enter(site(10, 4), 11, 2);
+        let test = site(11, 8);
+        t.enter(test, 1, 3);
+        let call = site(1, 2);
+        let inner = t.enter(call, 20, 4);
+        let user = |s: Site| s.method < 10;
+        assert_eq!(t.path(inner), vec![site(10, 4), test, call]);
+        assert_eq!(t.user_path(inner, user), vec![call], "from the user's own call site");
+        assert_eq!(t.user_path(inner, |_| false), t.path(inner), "no user code: the whole path");
     }
 }

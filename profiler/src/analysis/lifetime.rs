@@ -21,7 +21,7 @@ use super::words;
 use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{Alloc, Context, Site, Tracker};
+use crate::vm::tracker::{is_user_method, Alloc, Context, Site, Tracker};
 use rustc_hash::FxHashMap;
 
 pub const CLASSES: [&str; 4] = ["short", "medium", "long", "immortal"];
@@ -330,7 +330,9 @@ impl LifetimeTracker {
             if mixed {
                 for &(i, c) in &significant {
                     let r = &self.records[i];
-                    let path: Vec<String> = self.cct.path(r.node).into_iter().map(|s| loc(s).short()).collect();
+                    let user = |s: Site| is_user_method(methods, classes, s.method);
+                    let path: Vec<String> =
+                        self.cct.user_path(r.node, user).into_iter().map(|s| loc(s).short()).collect();
                     let at = self.cct.path(r.node).into_iter().rev().find(|s| loc(*s).file.is_some()).map(&mut loc);
                     let role = format!(
                         "context: {} ({} objects) via {}",

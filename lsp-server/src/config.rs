@@ -26,6 +26,9 @@ pub struct Config {
     /// The Maven command for workspaces with a `pom.xml` (run offline, with the user's settings
     /// and local repository, to learn each module's class paths).
     pub maven_path: String,
+    /// JUnit 5 timeouts in a test's profile, which runs 10–90× slower than `java`: scaled (50×),
+    /// disabled, or kept as written.
+    pub test_timeouts: bloatlens_profiler::junit::TestTimeouts,
     /// A file the profiled program reads as its `System.in` (relative to the workspace); without
     /// one, `System.in` is empty (the server's own stdin is the editor's protocol stream).
     pub stdin_file: Option<PathBuf>,
@@ -49,6 +52,7 @@ impl Default for Config {
             class_path: Vec::new(),
             jdk_path: None,
             maven_path: "mvn".into(),
+            test_timeouts: Default::default(),
             stdin_file: None,
             profile_on_save: true,
             analyses: AnalysesConfig::default(),

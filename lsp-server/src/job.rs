@@ -262,7 +262,8 @@ pub fn run(
     let (main_class, args, test_launch) = match &plan.test {
         Some(selector) => {
             let cache = project::cache_dir(&plan.root);
-            match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories()) {
+            let timeouts = junit::Timeouts::profiled(plan.config.test_timeouts);
+            match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories(), timeouts) {
                 Ok(launch) => {
                     class_path.extend(launch.class_path.iter().cloned());
                     (junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))

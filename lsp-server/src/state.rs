@@ -795,6 +795,10 @@ impl State {
                     for t in &report.tests {
                         self.log(format!("test {}#{}: {}", t.class, t.name, t.summary())).await;
                     }
+                    // How the tests ran: the engine added, timeouts scaled or disabled.
+                    for note in &report.test_notes {
+                        self.log(format!("note: {note}")).await;
+                    }
                     // A failing test is worth a message: the findings are of a run that failed.
                     let failed: Vec<&TestOutcome> =
                         report.tests.iter().filter(|t| t.status == TestStatus::Failed).collect();

@@ -228,5 +228,6 @@ fn make_report(
         comparison: None,
         cost_benefit: None,
         tests: Vec::new(),
+        test_notes: Vec::new(),
     }
 }

@@ -30,6 +30,10 @@ pub struct Report {
     /// How each test ended, when the entry point was a JUnit test (class or method).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<crate::junit::TestOutcome>,
+    /// How the tests ran, when it matters to their outcomes: the engine added, timeouts scaled or
+    /// disabled, a timeout that failed because the VM is slower than `java`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_notes: Vec<String>,
 }
 
 /// Cost-benefit's whole-program figures.

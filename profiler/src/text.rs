@@ -52,6 +52,9 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     for t in &report.tests {
         let _ = writeln!(out, "test {}#{} {}", t.class, t.name, t.summary());
     }
+    for note in &report.test_notes {
+        let _ = writeln!(out, "note: {note}");
+    }
     if report.findings.is_empty() {
         let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
     }

@@ -2,7 +2,10 @@
 //! modules' class paths from Maven (offline, Debian's repository named in its `.mvn/maven.config`),
 //! JUnit 5 and JUnit 4 tests with `--test` and their outcomes, SARIF validated against the
 //! schema with findings in the modules' sources, `--fail-on` exit statuses, and the clear
-//! errors: an unknown test, a broken pom, no Maven.
+//! errors: an unknown test, a broken pom, no Maven. A pom that declares only the JUnit API
+//! (`api-only`: the engine added as Surefire adds it), JUnit 5 timeouts scaled, disabled or kept,
+//! `bloatlens run --test`, and a plain tree with separate main and test source roots
+//! (`plain-tests`).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -47,8 +50,17 @@ impl Project {
 
     /// `bloatlens profile <args…>` from a directory of the project.
     fn profile_in(&self, dir: &str, args: &[&str]) -> Output {
+        self.command(dir, "profile", args)
+    }
+
+    /// `bloatlens run <args…>` from the project's root.
+    fn run(&self, args: &[&str]) -> Output {
+        self.command("", "run", args)
+    }
+
+    fn command(&self, dir: &str, command: &str, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_bloatlens"))
-            .arg("profile")
+            .arg(command)
             .args(args)
             .current_dir(self.root().join(dir))
             .env("XDG_CACHE_HOME", self.dir.path().join("cache"))
@@ -159,4 +171,111 @@ fn an_unknown_test_a_broken_pom_and_no_maven_are_clear_errors() {
     assert!(!stderr.contains("[ERROR] [ERROR]"), "{stderr}");
     assert_eq!(stderr.matches("Non-parseable POM").count(), 1, "{stderr}");
     assert!(stderr.contains("\n[ERROR] Some problems were encountered while processing the POMs:\n"), "{stderr}");
+}
+
+#[test]
+fn a_pom_with_only_the_junit_api_runs_its_tests_through_the_engine_surefire_would_add() {
+    let p = Project::new("api-only");
+    let out = p.profile(&["--test", "com.acme.calc.CalcTest"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("test com.acme.calc.CalcTest#adds() passed"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "note: the tests declare no JUnit engine: junit-jupiter-engine 5.9.2 added, as Maven's Surefire adds it"
+        ),
+        "the engine of the API's version, said: {stdout}"
+    );
+}
+
+#[test]
+fn junit_timeouts_are_scaled_by_default_and_can_be_disabled_or_kept() {
+    let p = Project::new("api-only");
+    // Each test sleeps 300 ms under a 100 ms @Timeout (same thread, separate thread) or a 150 ms
+    // default timeout (junit-platform.properties): as written, each fails; scaled 50×, none does.
+    let out = p.profile(&["--test", "com.acme.calc.TimeoutsTest", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tests = report["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 3, "{tests:?}");
+    assert!(tests.iter().all(|t| t["status"] == "passed"), "{tests:?}");
+    let notes: Vec<&str> = report["test_notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.contains(&"timeouts scaled 50× for the profiled run (3 timed invocations; --test-timeouts keep leaves them as written)"),
+        "{notes:?}"
+    );
+
+    // Kept as written: the timeout fails the test, and the report says why it may pass under java.
+    let out = p.profile(&["--test-timeouts", "keep", "--test", "com.acme.calc.TimeoutsTest#sleepsPastItsTimeout"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", text(&out.stderr));
+    assert!(
+        stdout.contains(
+            "failed: java.util.concurrent.TimeoutException: sleepsPastItsTimeout() timed out after 100 milliseconds"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("note: JUnit 5 timeouts kept as written (--test-timeouts keep)"), "{stdout}");
+
+    // Disabled, under `run` (no analyses).
+    let out = p.run(&["--test-timeouts", "disable", "--test", "com.acme.calc.TimeoutsTest"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", text(&out.stderr));
+    assert_eq!(stdout.matches(" passed").count(), 3, "{stdout}");
+    assert!(stdout.contains("note: timeouts disabled for the run under the VM (--test-timeouts disable)"), "{stdout}");
+    let out = p.run(&["--test-timeouts", "sometimes", "--test", "com.acme.calc.TimeoutsTest"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`sometimes` is not a timeout policy"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn run_test_runs_a_test_without_the_analyses() {
+    let p = Project::new("shop");
+    let out = p.run(&["--test", "com.acme.shop.core.InventoryTest"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("test com.acme.shop.core.InventoryTest#totalsAreSummed() passed"), "{stdout}");
+    assert!(stdout.contains("#discountIsAppliedOnce() failed: discount applied twice"), "{stdout}");
+    assert!(!stdout.contains("findings") && !stdout.contains("[lifetime]"), "no analyses: {stdout}");
+
+    // One method, JUnit 4, from the module's directory.
+    let out = p.command("app", "run", &["--test", "com.acme.shop.app.ReportTest#rendersOneLinePerOrder"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "test com.acme.shop.app.ReportTest#rendersOneLinePerOrder passed\nnote: the JUnit 4 tests run through \
+         junit-vintage-engine 5.9.2 (Maven's Surefire runs them with its JUnit 4 provider)\n"
+    );
+
+    let out = p.run(&["--test", "com.acme.shop.core.InventoryTest#noSuchTest"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("Could not find method with name [noSuchTest]"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_plain_tree_names_its_main_and_test_source_roots() {
+    let p = Project::new("plain-tests");
+    // A plain tree's libraries are its lib/*.jar: the JUnit API, Debian's.
+    std::fs::create_dir_all(p.root().join("lib")).unwrap();
+    for jar in ["junit-jupiter-api", "opentest4j", "apiguardian-api", "junit-platform-commons"] {
+        let from = PathBuf::from(format!("/usr/share/java/{jar}.jar"));
+        std::os::unix::fs::symlink(&from, p.root().join("lib").join(format!("{jar}.jar"))).unwrap();
+    }
+    let named = ["--source-root", "src/main/java", "--test-source-root", "src/test/java"];
+    for roots in [&named[..], &[]] {
+        let args: Vec<&str> = roots.iter().copied().chain(["--test", "com.acme.ledger.LedgerTest"]).collect();
+        let out = p.profile(&args);
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}\n{}", text(&out.stderr));
+        assert!(stdout.contains("test com.acme.ledger.LedgerTest#balancesEveryPosting() passed"), "{stdout}");
+        // The main sources are the user's code: the finding is on their line.
+        assert!(stdout.contains("Ledger.java:13"), "{args:?}: {stdout}");
+    }
+
+    // Tests compile against the main classes, never the other way round.
+    let main = p.root().join("src/main/java/com/acme/ledger/Audit.java");
+    std::fs::write(&main, "package com.acme.ledger;\nclass Audit { LedgerTest test; }\n").unwrap();
+    let out = p.run(&["--test", "com.acme.ledger.LedgerTest"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot find symbol"), "{}", text(&out.stderr));
 }

@@ -14,7 +14,7 @@ use anyhow::{bail, Context};
 use bloatlens_profiler::gate::Condition;
 use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
-use bloatlens_profiler::junit::TestLaunch;
+use bloatlens_profiler::junit::{TestLaunch, TestTimeouts, Timeouts};
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
 use bloatlens_profiler::project::{self, Build, Project};
 use bloatlens_profiler::report::human_duration;
@@ -67,7 +67,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a Java program under the Bloatlens VM, as `java -cp <classpath> <MainClass>` would.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Profile a Java program for bloat and print the findings.
     Profile(Box<ProfileArgs>),
 }
@@ -103,11 +103,6 @@ struct ProfileArgs {
     /// The main class when the target is a source directory with several mains.
     #[arg(long)]
     main: Option<String>,
-    /// Where the user's sources are: findings are about classes whose source is under these roots (and
-    /// the compiled sources' root); sources are quoted from here too. With a main class and no root,
-    /// every class path directory is the user's code; jars and the JDK are always libraries.
-    #[arg(long)]
-    source_root: Vec<PathBuf>,
     /// Findings shown in the text format.
     #[arg(long, default_value_t = 10)]
     top: usize,
@@ -187,14 +182,8 @@ struct ProfileArgs {
     /// The JDK whose class library to run and whose javac compiles (default: JAVA_HOME, else PATH).
     #[arg(long)]
     jdk: Option<PathBuf>,
-    /// Run a JUnit test instead of a main: a test class (`com.acme.FooTest`) or method
-    /// (`com.acme.FooTest#bar`) of the project (the target, default `.`). JUnit 5 runs directly,
-    /// JUnit 4 through the vintage engine; the outcome is reported with the findings.
-    #[arg(long, value_name = "SELECTOR")]
-    test: Option<String>,
-    /// The Maven command for projects with a `pom.xml` (run offline, with your settings and repository).
-    #[arg(long, default_value = "mvn")]
-    mvn: String,
+    #[command(flatten)]
+    project: ProjectArgs,
     /// A main class, a `.java` file (more may follow), a directory of sources, or a project
     /// directory (with a `pom.xml`: a Maven project, its modules' sources and dependencies).
     #[arg(required_unless_present = "test")]
@@ -202,6 +191,39 @@ struct ProfileArgs {
     /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<OsString>,
+}
+
+/// Where a project's sources are and how its tests run: `profile` and `run` alike.
+#[derive(Args)]
+struct ProjectArgs {
+    /// Where the user's sources are: findings are about classes whose source is under these roots (and
+    /// the compiled sources' root); sources are quoted from here too. With a main class and no root,
+    /// every class path directory is the user's code; jars and the JDK are always libraries. In a
+    /// plain tree (no `pom.xml`) run as a project (`--test`), the main sources' roots (default:
+    /// `src/main/java` when there is one, else the tree).
+    #[arg(long)]
+    source_root: Vec<PathBuf>,
+    /// In a plain tree, a root of test sources: compiled after the main ones, against them (default:
+    /// `src/test/java` beside a `src/main/java`).
+    #[arg(long)]
+    test_source_root: Vec<PathBuf>,
+    /// Run a JUnit test instead of a main: a test class (`com.acme.FooTest`) or method
+    /// (`com.acme.FooTest#bar`) of the project (the target, default `.`). JUnit 5 runs directly,
+    /// JUnit 4 through the vintage engine; the outcome is reported (a failed test: exit status 1).
+    #[arg(long, value_name = "SELECTOR")]
+    test: Option<String>,
+    /// JUnit 5 timeouts (@Timeout and the junit.jupiter.execution.timeout.*.default parameters)
+    /// under the VM, which is slower than java: `scale` multiplies them (by 50 under `profile`, by 16
+    /// under `run`), `disable` turns them off, `keep` leaves them as written.
+    #[arg(long, default_value = "scale", value_name = "POLICY", value_parser = test_timeouts)]
+    test_timeouts: TestTimeouts,
+    /// The Maven command for projects with a `pom.xml` (run offline, with your settings and repository).
+    #[arg(long, default_value = "mvn")]
+    mvn: String,
+}
+
+fn test_timeouts(s: &str) -> Result<TestTimeouts, String> {
+    s.parse()
 }
 
 #[derive(Args)]
@@ -216,8 +238,11 @@ struct RunArgs {
     /// The JDK whose class library to run (default: JAVA_HOME, else the `java` on PATH).
     #[arg(long)]
     jdk: Option<PathBuf>,
-    /// The main class, e.g. `com.example.Main`.
-    main_class: String,
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// The main class, e.g. `com.example.Main`; with `--test`, the project's directory (default `.`).
+    #[arg(required_unless_present = "test")]
+    main_class: Option<String>,
     /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<OsString>,
@@ -455,7 +480,7 @@ fn main() -> ExitCode {
     let interrupted = interrupt_flag();
     let status = match cli.command {
         Command::Profile(a) => profile_command(*a, &interrupted),
-        Command::Run(a) => run_command(a, &interrupted),
+        Command::Run(a) => run_command(*a, &interrupted),
     };
     match status {
         Ok(status) => ExitCode::from(status as u8),
@@ -472,13 +497,14 @@ fn main() -> ExitCode {
 }
 
 fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32> {
-    let config = RunConfig {
-        class_path: a.class_path,
-        main_class: a.main_class,
+    let jdk_home = jdk(a.jdk.as_ref())?;
+    let mut config = RunConfig {
+        class_path: a.class_path.clone(),
+        main_class: a.main_class.clone().unwrap_or_default(),
         args: a.args.into_iter().map(java_argument).collect(),
         source_roots: Vec::new(),
         stdin: Default::default(),
-        jdk: Some(jdk(a.jdk.as_ref())?),
+        jdk: Some(jdk_home.clone()),
         limits: a.budgets.limits(interrupted),
         capture: false,
         stdout_to_stderr: false,
@@ -489,8 +515,49 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         check_handles: a.program.check_handles,
         time_slice: None,
     };
+    // A test: the project (the positional, default `.`) compiled, the test run through the JUnit
+    // runner with nothing observed, its outcomes printed after the run.
+    let mut launch = None;
+    let _build;
+    if a.project.test.is_some() {
+        let target = PathBuf::from(a.main_class.as_deref().unwrap_or("."));
+        let given = if a.class_path == "." { "" } else { a.class_path.as_str() };
+        let timeouts = Timeouts::plain(a.project.test_timeouts);
+        let prepared = match prepare_project(&target, &a.project, given, None, &jdk_home, timeouts)? {
+            Ok(p) => p,
+            Err(status) => return Ok(status),
+        };
+        config.class_path = prepared.class_path;
+        config.main_class = prepared.main_class;
+        config.args = prepared.args;
+        launch = prepared.launch;
+        _build = prepared.build;
+    }
     let result = run(&config)?;
+    if let Outcome::Stopped(e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_))) = &result.outcome {
+        if launch.is_some() {
+            say!("bloatlens: error: {e}");
+            return Ok(STATUS_NOT_RUN);
+        }
+    }
     explain(&result, &config.limits);
+    if let Some(launch) = &launch {
+        let outcomes = match launch.outcomes(matches!(result.outcome, Outcome::Exited(_))) {
+            Ok(o) => o,
+            Err(e) => {
+                say!("bloatlens: error: {e}");
+                return Ok(STATUS_NOT_RUN);
+            }
+        };
+        let mut text = String::new();
+        for t in &outcomes.tests {
+            text += &format!("test {}#{} {}\n", t.class, t.name, t.summary());
+        }
+        for note in &outcomes.notes {
+            text += &format!("note: {note}\n");
+        }
+        let _ = std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes());
+    }
     Ok(result.status())
 }
 
@@ -539,7 +606,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
     let target = a.target.clone().unwrap_or_else(|| ".".into());
-    let is_project = a.test.is_some() || target.join("pom.xml").is_file();
+    let is_project = a.project.test.is_some() || target.join("pom.xml").is_file();
     let is_source = target.as_os_str().as_bytes().ends_with(b".java") || target.is_dir();
     // Where the report and the program's output go: opened now, so that a path that cannot be
     // written costs no run.
@@ -547,91 +614,31 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     let mut program_output = a.program_output.as_deref().map(OutputFile::open).transpose()?;
     let jdk_home = jdk(a.jdk.as_ref())?;
     let build_dir = BuildDir::new()?;
-    let mut roots = a.source_root.clone();
+    let mut build_dirs = Vec::new();
+    let mut roots = a.project.source_root.clone();
     // The user's code: classes whose source is under the roots given, and the compiled sources'.
-    let mut user_roots = a.source_root.clone();
+    let mut user_roots = a.project.source_root.clone();
     let mut test_launch = None;
     let properties = a.program.properties.clone();
     let (class_path, main_class) = if is_project {
-        let dir = std::fs::canonicalize(&target).with_context(|| format!("{} is not a directory", target.display()))?;
-        // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
-        let dir = bloatlens_profiler::project::maven::reactor_root(&dir);
-        let javac = javac::find_javac(Some(&jdk_home))?;
-        let project = match open_project(&dir, &a.mvn) {
+        let prepared = prepare_project(
+            &target,
+            &a.project,
+            &a.class_path,
+            a.main.as_deref(),
+            &jdk_home,
+            Timeouts::profiled(a.project.test_timeouts),
+        )?;
+        let prepared = match prepared {
             Ok(p) => p,
-            Err(e) => {
-                say!("bloatlens: error: {e}");
-                return Ok(STATUS_NOT_RUN);
-            }
+            Err(status) => return Ok(status),
         };
-        let source_roots = match project.build {
-            Build::Maven => project.source_roots(),
-            Build::Plain => vec![dir.clone()],
-        };
-        let mut files = Vec::new();
-        for r in &source_roots {
-            files.extend(javac::java_files(r).with_context(|| format!("reading {}", r.display()))?);
-        }
-        let test_file = a.test.as_deref().and_then(|t| {
-            let class = t.split('#').next().unwrap_or(t).split('$').next().unwrap_or(t);
-            let rel = format!("{}.java", class.replace('.', "/"));
-            source_roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
-        });
-        // Every module compiles against every module's libraries (one javac run); a test runs
-        // with its own module's.
-        let given = a.class_path.split(':').filter(|p| !p.is_empty()).map(PathBuf::from);
-        let all: Vec<PathBuf> = project.libraries_for(&dir).into_iter().chain(given.clone()).collect();
-        let job = javac::Job {
-            sources: &files,
-            source_path: &source_roots,
-            class_path: &bloatlens_profiler::junit::join(&all),
-            out: build_dir.path(),
-        };
-        let libraries = project.libraries_for(test_file.as_deref().unwrap_or(&dir));
-        let mut cp: Vec<PathBuf> = libraries.iter().cloned().chain(given).collect();
-        match javac::compile(&javac, &job) {
-            Ok(()) => {}
-            Err(javac::CompileError::Failed { output, .. }) => {
-                say_raw(&output);
-                say!("bloatlens: error: the project does not compile");
-                return Ok(STATUS_NOT_RUN);
-            }
-            Err(e) => return Err(e.into()),
-        }
-        user_roots.extend(source_roots.iter().cloned());
-        roots.extend(source_roots.iter().cloned());
-        // The classes, then the resources beside them (as Maven's target/classes holds both).
-        let resources = project.resources_for(test_file.as_deref().unwrap_or(&dir));
-        cp.splice(0..0, std::iter::once(build_dir.path().to_path_buf()).chain(resources));
-        let main = match &a.test {
-            Some(selector) => {
-                let launch = match TestLaunch::prepare(
-                    selector,
-                    &javac,
-                    &project::cache_dir(&dir),
-                    &libraries,
-                    &project.repositories(),
-                ) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        say!("bloatlens: error: {e}");
-                        return Ok(STATUS_NOT_RUN);
-                    }
-                };
-                cp.extend(launch.class_path.iter().cloned());
-                args = launch.args.iter().map(OsString::from).collect();
-                test_launch = Some(launch);
-                bloatlens_profiler::junit::RUNNER_CLASS.to_string()
-            }
-            None => match &a.main {
-                Some(m) => m.clone(),
-                None => {
-                    let mains: Vec<PathBuf> = files.iter().filter(|f| !project.is_test_source(f)).cloned().collect();
-                    only_main(&mains)?
-                }
-            },
-        };
-        (bloatlens_profiler::junit::join(&cp), main)
+        user_roots.extend(prepared.source_roots.iter().cloned());
+        roots.extend(prepared.source_roots.iter().cloned());
+        args = prepared.args.into_iter().map(OsString::from).collect();
+        test_launch = prepared.launch;
+        build_dirs.push(prepared.build);
+        (prepared.class_path, prepared.main_class)
     } else if is_source {
         let mut sources = vec![target.clone()];
         while args.first().is_some_and(|x| x.as_bytes().ends_with(b".java")) {
@@ -855,6 +862,153 @@ impl Drop for BuildDir {
             *registered = None;
         }
     }
+}
+
+/// A project made ready to run: compiled, its class path, and the main class (or the JUnit runner).
+struct Prepared {
+    class_path: String,
+    main_class: String,
+    args: Vec<String>,
+    /// The project's source roots (main before test).
+    source_roots: Vec<PathBuf>,
+    launch: Option<TestLaunch>,
+    /// Where the classes were compiled (removed when dropped).
+    build: BuildDir,
+}
+
+/// Opens the project at `target` (a Maven reactor, or a plain tree with `lib/*.jar`), compiles its
+/// sources and prepares its entry point: the test `--test` names, else `main` or the only main.
+/// `Err(status)`: it cannot run, and why was said on stderr.
+fn prepare_project(
+    target: &Path,
+    p: &ProjectArgs,
+    given_class_path: &str,
+    main: Option<&str>,
+    jdk_home: &Path,
+    timeouts: Timeouts,
+) -> anyhow::Result<Result<Prepared, i32>> {
+    let dir = std::fs::canonicalize(target).with_context(|| format!("{} is not a directory", target.display()))?;
+    // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
+    let dir = bloatlens_profiler::project::maven::reactor_root(&dir);
+    let javac = javac::find_javac(Some(jdk_home))?;
+    let project = match open_project(&dir, &p.mvn) {
+        Ok(p) => p,
+        Err(e) => {
+            say!("bloatlens: error: {e}");
+            return Ok(Err(STATUS_NOT_RUN));
+        }
+    };
+    let (main_roots, test_roots) = match project.build {
+        Build::Maven => (project.source_roots(), Vec::new()),
+        Build::Plain => plain_roots(&dir, &p.source_root, &p.test_source_root)?,
+    };
+    let source_roots: Vec<PathBuf> = main_roots.iter().chain(&test_roots).cloned().collect();
+    let java_files = |roots: &[PathBuf]| -> anyhow::Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for r in roots {
+            files.extend(javac::java_files(r).with_context(|| format!("reading {}", r.display()))?);
+        }
+        Ok(files)
+    };
+    let test_files = java_files(&test_roots)?;
+    // A test root inside a main one (a tree whose tests are in `test/`) is not main code.
+    let main_files: Vec<PathBuf> =
+        java_files(&main_roots)?.into_iter().filter(|f| !test_roots.iter().any(|r| f.starts_with(r))).collect();
+    let test_file = p.test.as_deref().and_then(|t| {
+        let class = t.split('#').next().unwrap_or(t).split('$').next().unwrap_or(t);
+        let rel = format!("{}.java", class.replace('.', "/"));
+        source_roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
+    });
+    // Every module compiles against every module's libraries (one javac run); a test runs
+    // with its own module's. A plain tree's test roots compile after its main ones, against them.
+    let given: Vec<PathBuf> = given_class_path.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
+    let all: Vec<PathBuf> = project.libraries_for(&dir).into_iter().chain(given.iter().cloned()).collect();
+    let build = BuildDir::new()?;
+    let (main_out, test_out) = match test_roots.is_empty() {
+        true => (build.path().to_path_buf(), None),
+        false => (build.path().join("main"), Some(build.path().join("test"))),
+    };
+    let mut steps = vec![(&main_files, &main_roots, all.clone(), &main_out)];
+    if let Some(test_out) = &test_out {
+        let against = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
+        steps.push((&test_files, &test_roots, against, test_out));
+    }
+    for (files, roots, class_path, out) in steps {
+        if files.is_empty() {
+            continue;
+        }
+        let job = javac::Job {
+            sources: files,
+            source_path: roots,
+            class_path: &bloatlens_profiler::junit::join(&class_path),
+            out,
+        };
+        match javac::compile(&javac, &job) {
+            Ok(()) => {}
+            Err(javac::CompileError::Failed { output, .. }) => {
+                say_raw(&output);
+                say!("bloatlens: error: the project does not compile");
+                return Ok(Err(STATUS_NOT_RUN));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let libraries = project.libraries_for(test_file.as_deref().unwrap_or(&dir));
+    let mut cp: Vec<PathBuf> = libraries.iter().cloned().chain(given).collect();
+    // The classes, then the resources beside them (as Maven's target/classes holds both).
+    let resources = project.resources_for(test_file.as_deref().unwrap_or(&dir));
+    let classes = test_out.iter().cloned().chain(std::iter::once(main_out));
+    cp.splice(0..0, classes.chain(resources));
+    let (main_class, args, launch) = match &p.test {
+        Some(selector) => {
+            let cache = project::cache_dir(&dir);
+            let launch =
+                match TestLaunch::prepare(selector, &javac, &cache, &libraries, &project.repositories(), timeouts) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        say!("bloatlens: error: {e}");
+                        return Ok(Err(STATUS_NOT_RUN));
+                    }
+                };
+            cp.extend(launch.class_path.iter().cloned());
+            (bloatlens_profiler::junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))
+        }
+        None => match main {
+            Some(m) => (m.to_string(), Vec::new(), None),
+            None => {
+                let mains: Vec<PathBuf> = main_files.iter().filter(|f| !project.is_test_source(f)).cloned().collect();
+                (only_main(&mains)?, Vec::new(), None)
+            }
+        },
+    };
+    Ok(Ok(Prepared { class_path: bloatlens_profiler::junit::join(&cp), main_class, args, source_roots, launch, build }))
+}
+
+/// A plain tree's main and test source roots: the ones named (relative to the working
+/// directory), else `src/main/java` and `src/test/java` when the tree has them, else the tree.
+fn plain_roots(dir: &Path, named: &[PathBuf], named_tests: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let absolute = |roots: &[PathBuf]| -> anyhow::Result<Vec<PathBuf>> {
+        roots
+            .iter()
+            .map(|r| {
+                std::fs::canonicalize(r).with_context(|| format!("the source root {} is not a directory", r.display()))
+            })
+            .collect()
+    };
+    let conventional = dir.join("src/main/java").is_dir();
+    let mains = match named {
+        [] if conventional => vec![dir.join("src/main/java")],
+        [] => vec![dir.to_path_buf()],
+        some => absolute(some)?,
+    };
+    let tests = match named_tests {
+        [] if conventional && named.is_empty() => {
+            Some(dir.join("src/test/java")).filter(|d| d.is_dir()).into_iter().collect()
+        }
+        [] => Vec::new(),
+        some => absolute(some)?,
+    };
+    Ok((mains, tests))
 }
 
 /// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom

@@ -1,15 +1,25 @@
 // Runs JUnit tests through the JUnit Platform launcher for Bloatlens (JUnit 5 directly, JUnit 4
 // through the vintage engine), and writes each test's outcome to a file, one line per test:
-// STATUS \t class \t method \t display name \t message (tabs and line breaks escaped).
-// Usage: BloatlensJUnitRunner <outcomes file> <Class | Class#method>...
+// STATUS \t class \t method \t display name \t message (tabs and line breaks escaped), and
+// TIMEOUTS \t n when JUnit 5 timeouts were scaled (n: the invocations a timeout applied to).
+// Usage: BloatlensJUnitRunner <outcomes file> <scale:FACTOR | disable | keep> <Class | Class#method>...
+// Timeouts: `disable` sets junit.jupiter.execution.timeout.mode=disabled; `scale:F` does too and lets
+// BloatlensTimeouts (compiled beside this class when the tests have a Jupiter API) apply them F times
+// longer, found by Jupiter's extension auto-detection, which sees only that extension unless the
+// project turned auto-detection on itself.
 // Exit status: 0 when every test passed (or was skipped), 1 when one failed, 2 when none matched.
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
 import java.util.List;
+import org.junit.platform.engine.ConfigurationParameters;
 import org.junit.platform.engine.DiscoverySelector;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.TestSource;
@@ -24,15 +34,40 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
 public final class BloatlensJUnitRunner {
+    private static final String MODE = "junit.jupiter.execution.timeout.mode";
+    private static final String AUTODETECTION = "junit.jupiter.extensions.autodetection.enabled";
+    private static final String EXTENSIONS = "META-INF/services/org.junit.jupiter.api.extension.Extension";
+
     public static void main(String[] args) throws Exception {
         List<DiscoverySelector> selectors = new ArrayList<>();
-        for (int i = 1; i < args.length; i++) {
+        for (int i = 2; i < args.length; i++) {
             String s = args[i];
             selectors.add(s.contains("#") ? DiscoverySelectors.selectMethod(s) : DiscoverySelectors.selectClass(s));
         }
-        LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request().selectors(selectors).build();
+        LauncherDiscoveryRequestBuilder builder = LauncherDiscoveryRequestBuilder.request().selectors(selectors);
+        // The project's own parameters (junit-platform.properties, system properties) decide first.
+        ConfigurationParameters project = builder.build().getConfigurationParameters();
+        boolean timeoutsOn = !project.get(MODE).map(m -> m.trim().equalsIgnoreCase("disabled")).orElse(false);
+        String timeouts = args[1];
+        boolean scaling = false;
+        boolean onlyOurs = false;
+        if (timeouts.startsWith("scale:") && timeoutsOn && timeoutsExtension() != null) {
+            builder.configurationParameter(MODE, "disabled")
+                    .configurationParameter("bloatlens.timeouts.factor", timeouts.substring("scale:".length()))
+                    .configurationParameter(AUTODETECTION, "true");
+            scaling = true;
+            onlyOurs = !project.getBoolean(AUTODETECTION).orElse(false);
+        } else if (timeouts.equals("disable")) {
+            builder.configurationParameter(MODE, "disabled");
+        }
+        LauncherDiscoveryRequest request = builder.build();
         Launcher launcher = LauncherFactory.create();
         int[] counts = new int[2]; // tests run, tests failed
+        Thread thread = Thread.currentThread();
+        ClassLoader loader = thread.getContextClassLoader();
+        if (onlyOurs) {
+            thread.setContextClassLoader(new OnlyOurExtension(loader));
+        }
         try (PrintWriter out = new PrintWriter(Files.newBufferedWriter(Paths.get(args[0]), StandardCharsets.UTF_8))) {
             try {
                 execute(launcher, request, out, counts);
@@ -43,9 +78,49 @@ public final class BloatlensJUnitRunner {
                     cause = cause.getCause();
                 }
                 out.println("ERROR\t\t\t\t" + escape(describe(cause)));
+            } finally {
+                thread.setContextClassLoader(loader);
+            }
+            if (scaling) {
+                out.println("TIMEOUTS\t" + timeoutsExtension().getField("timed").get(null));
             }
         }
         System.exit(counts[0] == 0 ? 2 : counts[1] > 0 ? 1 : 0);
+    }
+
+    private static Class<?> timeoutsExtension() {
+        try {
+            return Class.forName("BloatlensTimeouts");
+        } catch (ClassNotFoundException | LinkageError e) {
+            return null;
+        }
+    }
+
+    // The context class loader while the tests run when the project did not turn on Jupiter's
+    // extension auto-detection: the application class loader with only our extension's service file.
+    private static final class OnlyOurExtension extends ClassLoader {
+        private final String ours;
+
+        OnlyOurExtension(ClassLoader parent) {
+            super(parent);
+            String self = BloatlensJUnitRunner.class.getResource("BloatlensJUnitRunner.class").toString();
+            ours = self.substring(0, self.length() - "BloatlensJUnitRunner.class".length());
+        }
+
+        @Override
+        public Enumeration<URL> getResources(String name) throws IOException {
+            Enumeration<URL> all = super.getResources(name);
+            if (!name.equals(EXTENSIONS)) {
+                return all;
+            }
+            List<URL> kept = new ArrayList<>();
+            for (URL url : Collections.list(all)) {
+                if (url.toString().startsWith(ours)) {
+                    kept.add(url);
+                }
+            }
+            return Collections.enumeration(kept);
+        }
     }
 
     private static void execute(Launcher launcher, LauncherDiscoveryRequest request, PrintWriter out, int[] counts) {

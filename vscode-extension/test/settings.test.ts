@@ -9,8 +9,10 @@ afterEach(() => settings.clear());
 test("the defaults reach the server nested as its Config, without the client's own settings", () => {
   const options = currentServerSettings(manifest);
   assert.deepEqual(Object.keys(options).sort(), [
-    "analyses", "args", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile", "profileOnSave", "thresholds",
+    "analyses", "args", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile", "profileOnSave",
+    "testTimeouts", "thresholds",
   ]);
+  assert.equal(options.testTimeouts, "scale");
   assert.deepEqual(options.analyses, { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true });
   assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 10000 });
   assert.equal((options.thresholds as Record<string, unknown>).bottleneckMetric, "instructions");

@@ -45,6 +45,8 @@ pub const ONE_TIME: &str = "one-time work: its line ran once, or a library fille
 pub const SMALL: &str = "below the minimum share";
 pub const ESSENTIAL: &str = "the program's essential work: no call on this path repeats work or builds what is dropped";
 pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
+pub const SCALAR_REPLACED: &str =
+    "a collection's iterator that never leaves its loop: HotSpot's escape analysis removes it (a fix saves nothing there)";
 
 pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
     // 0. A repeated call path whose innermost line builds a string nobody uses: the fix is to stop
@@ -168,6 +170,8 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             && !(dropped && builds_a_string(f));
         f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
             Some(ONE_TIME.into())
+        } else if loop_iterator(f) {
+            Some(SCALAR_REPLACED.into())
         } else if essential {
             Some(ESSENTIAL.into())
         } else if stored_young {
@@ -192,6 +196,20 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         shown += f.hidden.is_none() as usize;
     }
     out
+}
+
+/// A temporary that is a JDK collection's iterator (`ArrayList$Itr`, `HashMap$KeyIterator`): made
+/// by a for-each loop and never stored, it is scalar-replaced by HotSpot's JIT, so it costs nothing
+/// there whatever our interpreter counts.
+fn loop_iterator(f: &Finding) -> bool {
+    let temporary = matches!(f.kind.as_str(), "nath" | "mostly-nath" | "never-used")
+        || (f.kind == "lifetime" && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short"));
+    let ty = f.evidence.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let inner = ty.rsplit('$').next().unwrap_or("");
+    temporary
+        && ty.starts_with("java.util.")
+        && ty.contains('$')
+        && (inner.ends_with("Itr") || inner.ends_with("Iterator"))
 }
 
 fn num(f: &Finding, key: &str) -> u64 {

@@ -12,7 +12,9 @@
 //!
 //! A program may carry `args.txt` (one argument per line), `classpath.txt` (jars it compiles
 //! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages) and
-//! `gc-interval.txt` (collect after this many bytes of allocation: a stress of the collector's roots).
+//! `gc-interval.txt` (collect after this many bytes of allocation: a stress of the collector's roots)
+//! and `shared.txt` (sources of `fixtures/conformance/shared/` it compiles with: the class-file
+//! writer the programs that define classes at run time share).
 
 mod hotspot;
 

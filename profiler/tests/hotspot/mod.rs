@@ -68,12 +68,16 @@ struct Printed {
     status: i32,
 }
 
+/// Compiles a program's `.java` files, with the suite's shared sources its `shared.txt` names
+/// (files in the suite's `shared/` directory, one per line).
 fn compile(jdk: &Jdk, src: &Path, out: &Path, class_path: &[String]) -> Result<(), Failed> {
-    let sources: Vec<PathBuf> = std::fs::read_dir(src)
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(src)
         .map_err(|e| format!("{}: {e}", src.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "java"))
         .collect();
+    let shared = src.parent().unwrap_or(src).join("shared");
+    sources.extend(lines(src, "shared.txt").iter().map(|l| shared.join(l.trim())));
     let mut javac = Command::new(&jdk.javac);
     if !class_path.is_empty() {
         javac.arg("-cp").arg(class_path.join(":"));

@@ -41,6 +41,10 @@ pub struct Config {
     pub max_lenses_per_file: usize,
     /// Show a short note at the end of lines with findings.
     pub inlay_hints: bool,
+    /// Whether the user trusts the workspace (not a setting: an initialization option the client
+    /// sends, VS Code from its Workspace Trust). Untrusted, the server compiles and runs nothing:
+    /// no javac, no Maven, no program. A client that says nothing is trusted.
+    pub trusted: bool,
 }
 
 impl Default for Config {
@@ -60,6 +64,7 @@ impl Default for Config {
             thresholds: Thresholds::default(),
             max_lenses_per_file: 3,
             inlay_hints: false,
+            trusted: true,
         }
     }
 }
@@ -155,6 +160,8 @@ mod tests {
         flatten("bloatlens", &serde_json::to_value(Config::default()).unwrap(), &mut expected);
         // Remembered by the extension itself, not a setting.
         expected.remove("bloatlens.entryPoint");
+        // The client's trust in the workspace, not a setting a workspace could set.
+        expected.remove("bloatlens.trusted");
         let contributed: std::collections::BTreeMap<String, serde_json::Value> = props
             .iter()
             .filter(|(k, _)| !k.starts_with("bloatlens.server.") && !k.starts_with("bloatlens.trace."))

@@ -6,6 +6,7 @@ use crate::config::Config;
 use crate::rebuild;
 use crate::warm_javac::WarmJavac;
 use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
+use bloatlens_profiler::private_dir;
 use bloatlens_profiler::junit::{self, TestLaunch};
 use bloatlens_profiler::profile::{profile, ProfileConfig};
 use bloatlens_profiler::project::{self, Build, Discovery, Project};
@@ -52,27 +53,31 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// The cache directory for a workspace's classes: under the system's temp dir, never inside
-/// the workspace. Every one handed out is removed when the server ends ([`remove_cache_dirs`]).
-pub fn cache_dir(source_root: &Path) -> PathBuf {
+/// The scratch directory for a workspace's classes and the warm compiler's source: under the
+/// server's own private directory ([`private_dir::scratch`]: mode 0700, an unpredictable name),
+/// never inside the workspace, never shared with another server (two on one workspace do not
+/// delete each other's classes). Removed when the server ends ([`remove_cache_dirs`]).
+pub fn cache_dir(source_root: &Path) -> Result<PathBuf, String> {
     use std::hash::{Hash, Hasher};
+    let mut scratch = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
+    if scratch.is_none() {
+        let made = private_dir::scratch("bloatlens-lsp-")
+            .map_err(|e| format!("Bloatlens cannot create its scratch directory: {e}"))?;
+        *scratch = Some(made);
+    }
     let mut h = std::collections::hash_map::DefaultHasher::new();
     source_root.hash(&mut h);
-    let dir = std::env::temp_dir().join(format!("bloatlens-lsp-{:016x}", h.finish()));
-    let mut used = CACHE_DIRS.lock().unwrap_or_else(|e| e.into_inner());
-    if !used.contains(&dir) {
-        used.push(dir.clone());
-    }
-    dir
+    let name = source_root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    Ok(scratch.as_ref().map(|s| s.path()).unwrap_or(Path::new("")).join(format!("{name}-{:016x}", h.finish())))
 }
 
-/// The cache directories this process has used.
-static CACHE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The server's private scratch directory, made on first use.
+static SCRATCH: Mutex<Option<tempfile::TempDir>> = Mutex::new(None);
 
-/// Removes the cache directories this process has used (at exit: nothing is left in the temp dir).
+/// Removes the scratch directory (at exit: nothing is left in the temp dir).
 pub fn remove_cache_dirs() {
-    for dir in CACHE_DIRS.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-        let _ = std::fs::remove_dir_all(dir);
+    if let Some(dir) = SCRATCH.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let _ = dir.close();
     }
 }
 
@@ -114,7 +119,7 @@ pub fn project(projects: &Projects, root: &Path, mvn: &str) -> Result<(Arc<Proje
     if let Some(p) = slot.project.as_ref().filter(|p| p.root == root) {
         return Ok((p.clone(), None));
     }
-    let (project, discovery) = Project::open(root, &project::cache_dir(root), mvn).map_err(|e| e.to_string())?;
+    let (project, discovery) = Project::open(root, &project::open_cache_dir(root).map_err(|e| e.to_string())?, mvn).map_err(|e| e.to_string())?;
     let project = Arc::new(project);
     slot.project = Some(project.clone());
     Ok((project, Some(discovery)))
@@ -203,7 +208,10 @@ pub fn run(
     // Every module compiles against every module's libraries; the program runs with its own module's.
     let compile_path: Vec<PathBuf> = project.libraries_for(&plan.root).into_iter().chain(extra.clone()).collect();
     let run_path: Vec<PathBuf> = project.libraries_for(&plan.main_file).into_iter().chain(extra).collect();
-    let scratch = cache_dir(&plan.root);
+    let scratch = match cache_dir(&plan.root) {
+        Ok(s) => s,
+        Err(e) => return Outcome::Failed(e),
+    };
     let classes = scratch.join("classes");
     let cp = junit::join(&compile_path);
     let compiled = {
@@ -261,7 +269,10 @@ pub fn run(
         std::iter::once(classes.clone()).chain(resources).chain(run_path.iter().cloned()).collect();
     let (main_class, args, test_launch) = match &plan.test {
         Some(selector) => {
-            let cache = project::cache_dir(&plan.root);
+            let cache = match project::open_cache_dir(&plan.root) {
+                Ok(c) => c,
+                Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
+            };
             let timeouts = junit::Timeouts::profiled(plan.config.test_timeouts);
             match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories(), timeouts) {
                 Ok(launch) => {

@@ -73,6 +73,8 @@ pub enum Status {
         main_class: String,
     },
     Failed(String),
+    /// The workspace is not trusted: nothing is compiled or run until the user trusts it.
+    Restricted,
 }
 
 /// What request handlers see.
@@ -283,6 +285,10 @@ pub struct State {
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
+/// What an untrusted workspace is told (the log, and a message when a profile is asked for).
+const RESTRICTED: &str = "Bloatlens: this workspace is not trusted, so nothing is compiled or run in it (no javac, no \
+     Maven, no program); trust the workspace to profile it";
+
 /// Starts the state owner; returns the event sender and the snapshot receiver.
 pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<Arc<Snapshot>>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -362,11 +368,16 @@ impl State {
                 self.client_progress = progress;
                 self.suppressed = self.load_suppressions();
                 self._watcher = self.watch();
-                if let Some(root) = self.snap.root.clone() {
+                if !self.snap.config.trusted {
+                    self.snap.status = Status::Restricted;
+                    self.log(RESTRICTED.to_string()).await;
+                } else if let Some(root) = self.snap.root.clone() {
                     let (compiler, jdk) = (self.compiler.clone(), self.snap.config.jdk_path.clone());
                     let warm_root = root.clone();
                     tokio::task::spawn_blocking(move || {
-                        job::warm_up(&compiler, jdk.as_deref(), &job::cache_dir(&warm_root))
+                        if let Ok(scratch) = job::cache_dir(&warm_root) {
+                            job::warm_up(&compiler, jdk.as_deref(), &scratch)
+                        }
                     });
                     self.open_project(root);
                 }
@@ -388,7 +399,8 @@ impl State {
                 self.snap.docs.remove(&uri);
             }
             Event::Configuration(value) => match Config::from_json(&value) {
-                Ok(c) => self.snap.config = c,
+                // Trust is the client's at start-up, never a setting: a new trust restarts the server.
+                Ok(c) => self.snap.config = Config { trusted: self.snap.config.trusted, ..c },
                 Err(e) => self.client.show_message(MessageType::ERROR, e).await,
             },
             Event::DiskChanged(paths) => {
@@ -396,7 +408,7 @@ impl State {
                     // Maven's class paths may have changed: asked again before the next run.
                     job::invalidate(&self.projects);
                     self.log(format!("{} changed: Maven's class paths will be read again", pom.display())).await;
-                    if let Some(root) = self.snap.root.clone() {
+                    if let Some(root) = self.snap.root.clone().filter(|_| self.snap.config.trusted) {
                         self.open_project(root);
                     }
                 }
@@ -415,6 +427,10 @@ impl State {
                     Some(t) => Some(EntryPoint::Test(t)),
                     None => main_class.map(EntryPoint::Main),
                 };
+                if !self.snap.config.trusted {
+                    // Asked for by the user: said where it was asked, not only in the status bar.
+                    self.client.show_message(MessageType::WARNING, RESTRICTED).await;
+                }
                 self.start_profile(entry, file).await
             }
             Event::ProjectOpened(Ok(line)) => self.log(line).await,
@@ -506,6 +522,10 @@ impl State {
 
     /// Works out what to run and starts it, cancelling the run in progress.
     async fn start_profile(&mut self, entry: Option<EntryPoint>, file: Option<Uri>) {
+        if !self.snap.config.trusted {
+            self.snap.status = Status::Restricted;
+            return;
+        }
         let plan = match self.plan(entry, file).await {
             Some(plan) => plan,
             None => return,

@@ -315,6 +315,7 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
         }
         Status::Cancelled { main_class } => serde_json::json!({"state": "cancelled", "mainClass": main_class}),
         Status::Failed(message) => serde_json::json!({"state": "failed", "message": message}),
+        Status::Restricted => serde_json::json!({"state": "restricted"}),
     };
     if let Some(entry) = &snap.entry_point {
         out["entryPoint"] = entry.clone().into();

@@ -893,3 +893,64 @@ fn a_launch_configuration_named_in_the_settings_is_the_entry_point_the_status_re
     ed.drain(std::time::Duration::from_millis(300));
     ed.finish();
 }
+
+/// Tools that leave a mark when they run: `bin/java` and `bin/javac` of a JDK, and `mvn`.
+fn marking_tools(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let jdk = dir.join("jdk");
+    std::fs::create_dir_all(jdk.join("bin")).unwrap();
+    let script = |p: std::path::PathBuf| {
+        let text = format!("#!/bin/sh\ntouch '{}/ran-'\"$(basename \"$0\")\"\nexit 1\n", dir.display());
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    };
+    script(jdk.join("bin/java"));
+    script(jdk.join("bin/javac"));
+    (jdk, script(dir.join("mvn")))
+}
+
+fn marks(dir: &Path) -> Vec<String> {
+    let mut ran: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("ran-").map(String::from))
+        .collect();
+    ran.sort();
+    ran
+}
+
+#[test]
+fn an_untrusted_workspace_runs_nothing_and_says_so() {
+    let tools = tempfile::tempdir().unwrap();
+    let (jdk, mvn) = marking_tools(tools.path());
+    let pom = "<project><modelVersion>4.0.0</modelVersion><groupId>g</groupId><artifactId>a</artifactId><version>1</version></project>";
+    let src = fixture("result_per_call");
+    let files = [("pom.xml", pom), ("src/main/java/Main.java", src.as_str())];
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let options = json!({"trusted": false, "jdkPath": jdk, "mavenPath": mvn});
+    let mut ed = Editor::start_with(server, &files, options, json!({"experimental": {"bloatlensStatus": true}}));
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("not trusted"), "{log}");
+    assert_eq!(ed.notification("bloatlens/status")["state"], "restricted");
+    // A save profiles nothing; asking for a profile says why.
+    let u = ed.open("src/main/java/Main.java");
+    ed.save(&u);
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.profile", "arguments": [u, "Main"]}));
+    let (_, msg) = ed.response_and(id, "window/showMessage", Value::Null);
+    assert!(msg["message"].as_str().unwrap().contains("trust the workspace"), "{msg}");
+    // A settings change cannot make it trusted: trust is the client's at start-up.
+    ed.notify("workspace/didChangeConfiguration", json!({"settings": {"bloatlens": {"trusted": true}}}));
+    ed.save(&u);
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(marks(tools.path()), Vec::<String>::new(), "nothing ran");
+    ed.finish();
+    // The same workspace trusted: the tools run (the warm compiler at start, Maven on the pom).
+    let mut ed = Editor::start(server, &files, json!({"jdkPath": jdk, "mavenPath": mvn}));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while marks(tools.path()) != ["java", "mvn"] && std::time::Instant::now() < deadline {
+        ed.drain(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(marks(tools.path()), ["java", "mvn"], "the proof that the test could fail");
+    ed.drain(std::time::Duration::from_millis(500));
+    ed.finish();
+}

@@ -10,6 +10,7 @@ pub mod graphs;
 pub mod javac;
 pub mod junit;
 pub mod profile;
+pub mod private_dir;
 pub mod project;
 pub mod report;
 pub mod run;

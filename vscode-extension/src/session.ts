@@ -53,6 +53,11 @@ export class Session implements vscode.Disposable {
           });
         }
       }),
+      // Trust is the server's at start-up: granted, a new server may compile and run.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.log.info("the workspace is trusted now: restarting the server");
+        void this.restart();
+      }),
     );
   }
 
@@ -90,6 +95,8 @@ export class Session implements vscode.Disposable {
       initializationOptions: {
         ...currentServerSettings(this.manifest),
         entryPoint: this.context.workspaceState.get<string>(ENTRY_POINT_KEY) ?? "",
+        // Workspace Trust: untrusted, the server compiles and runs nothing (trust restarts it).
+        trusted: vscode.workspace.isTrusted,
       },
       outputChannel: this.log,
       traceOutputChannel: this.log,

@@ -6,7 +6,7 @@ import * as vscode from "vscode";
 
 /** The `bloatlens/status` notification's payload. */
 export interface ServerStatus {
-  state: "idle" | "choose" | "compiling" | "running" | "done" | "cancelled" | "failed";
+  state: "idle" | "choose" | "compiling" | "running" | "done" | "cancelled" | "failed" | "restricted";
   mainClass?: string;
   /** The entry point as the server takes it back in `entryPoint`: a main class, `test:` and a selector, `launch:` and a launch configuration's name. */
   entryPoint?: string;
@@ -102,6 +102,14 @@ export function describe(s: ClientStatus, elapsed?: number): Look {
         }
         case "failed":
           return look("$(error) Bloatlens: failed", `Bloatlens: ${st.message ?? "the profile failed"}`, true);
+        case "restricted":
+          return look(
+            "$(shield) Bloatlens: Restricted Mode",
+            "Bloatlens: this workspace is not trusted, so Bloatlens compiles and runs nothing in it (no javac, no Maven, " +
+              "no program). Click to manage Workspace Trust; trusting the workspace starts profiling.",
+            false,
+            true,
+          );
       }
     }
   }
@@ -148,11 +156,19 @@ export class StatusBar implements vscode.Disposable {
     this.item.text = look.text;
     // While no entry point is chosen, a click offers the mains to choose from.
     const choosing = s.kind === "server" && s.status.state === "choose";
-    this.item.command = choosing ? "bloatlens.profileEntryPoint" : "bloatlens.profileCurrentMain";
-    const tip = new vscode.MarkdownString(
-      `${look.tooltip}\n\n[Profile again](command:bloatlens.profileCurrentMain) · [Choose entry point](command:bloatlens.profileEntryPoint) · [Output](command:bloatlens.showOutput)`,
-    );
-    tip.isTrusted = { enabledCommands: ["bloatlens.profileCurrentMain", "bloatlens.profileEntryPoint", "bloatlens.showOutput"] };
+    const restricted = s.kind === "server" && s.status.state === "restricted";
+    this.item.command = restricted
+      ? "workbench.trust.manage"
+      : choosing
+        ? "bloatlens.profileEntryPoint"
+        : "bloatlens.profileCurrentMain";
+    const actions = restricted
+      ? "[Manage Workspace Trust](command:workbench.trust.manage) · [Output](command:bloatlens.showOutput)"
+      : "[Profile again](command:bloatlens.profileCurrentMain) · [Choose entry point](command:bloatlens.profileEntryPoint) · [Output](command:bloatlens.showOutput)";
+    const tip = new vscode.MarkdownString(`${look.tooltip}\n\n${actions}`);
+    tip.isTrusted = {
+      enabledCommands: ["bloatlens.profileCurrentMain", "bloatlens.profileEntryPoint", "bloatlens.showOutput", "workbench.trust.manage"],
+    };
     this.item.tooltip = tip;
     this.item.backgroundColor = look.error
       ? new vscode.ThemeColor("statusBarItem.errorBackground")

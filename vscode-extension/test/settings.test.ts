@@ -48,3 +48,14 @@ test("every contributed setting is typed, described and has a default", () => {
     assert.ok(typeof p.markdownDescription === "string" && p.markdownDescription.length > 10, `${key} is described`);
   }
 });
+
+test("Restricted Mode ignores the workspace's value of every setting that names a program or a path", () => {
+  const capability = (manifest as { capabilities?: { untrustedWorkspaces?: { supported: unknown; restrictedConfigurations?: string[] } } })
+    .capabilities?.untrustedWorkspaces;
+  assert.equal(capability?.supported, "limited");
+  const restricted = new Set(capability?.restrictedConfigurations ?? []);
+  const properties = manifest.contributes.configuration.properties as Record<string, unknown>;
+  // Settings that name a program or a path say so in their names (`jdkPath`, `stdinFile`).
+  const namesAPath = Object.keys(properties).filter((key) => /(Path|[a-z]File|\.path)$/.test(key) && !/PerFile$/.test(key));
+  assert.deepEqual(namesAPath.sort(), [...restricted].sort());
+});

@@ -85,3 +85,17 @@ test("a newer run restarts the clock; choosing and cancelling say so", async (t)
   assert.match(String(describe(bar.current).tooltip), /2 classes have a main method \(A, B\)/);
   bar.dispose();
 });
+
+test("an untrusted workspace says Restricted Mode and the item opens Workspace Trust", () => {
+  const look = describe({ kind: "server", status: { state: "restricted", findings: 0, stale: 0 } });
+  assert.equal(look.text, "$(shield) Bloatlens: Restricted Mode");
+  assert.match(look.tooltip, /not trusted/);
+  assert.match(look.tooltip, /manage Workspace Trust/);
+  const bar = new StatusBar();
+  const item = items[items.length - 1];
+  bar.show({ kind: "server", status: { state: "restricted", findings: 0, stale: 0 } });
+  assert.equal(item.command, "workbench.trust.manage");
+  bar.show({ kind: "server", status: { state: "idle", findings: 0, stale: 0 } });
+  assert.equal(item.command, "bloatlens.profileCurrentMain");
+  bar.dispose();
+});

@@ -961,7 +961,13 @@ fn prepare_project(
     cp.splice(0..0, classes.chain(resources));
     let (main_class, args, launch) = match &p.test {
         Some(selector) => {
-            let cache = project::cache_dir(&dir);
+            let cache = match project::open_cache_dir(&dir) {
+                Ok(c) => c,
+                Err(e) => {
+                    say!("bloatlens: error: {e}");
+                    return Ok(Err(STATUS_NOT_RUN));
+                }
+            };
             let launch =
                 match TestLaunch::prepare(selector, &javac, &cache, &libraries, &project.repositories(), timeouts) {
                     Ok(l) => l,
@@ -1014,7 +1020,7 @@ fn plain_roots(dir: &Path, named: &[PathBuf], named_tests: &[PathBuf]) -> anyhow
 /// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom
 /// changed); the time Maven took is said on stderr.
 fn open_project(dir: &Path, mvn: &str) -> Result<Project, bloatlens_profiler::project::ProjectError> {
-    let (project, discovery) = Project::open(dir, &project::cache_dir(dir), mvn)?;
+    let (project, discovery) = Project::open(dir, &project::open_cache_dir(dir)?, mvn)?;
     if project.build == Build::Maven && !discovery.cached {
         say!(
             "bloatlens: Maven resolved the class paths of {} modules in {}",

@@ -164,18 +164,29 @@ impl Project {
 }
 
 /// Where what Bloatlens learns about the project at `root` is kept between runs (Maven's class
-/// paths, the test runner): `$XDG_CACHE_HOME/bloatlens/…`, else `~/.cache/bloatlens/…`, else the
-/// temp dir; never inside the workspace.
-pub fn cache_dir(root: &Path) -> PathBuf {
+/// paths, the test runner): `$XDG_CACHE_HOME/bloatlens/…`, else `~/.cache/bloatlens/…`, else
+/// `bloatlens-<uid>` in the temp dir; never inside the workspace. Created private to the user
+/// ([`crate::private_dir`]): what Bloatlens compiles and runs from there is only its own.
+pub fn cache_dir(root: &Path) -> std::io::Result<PathBuf> {
     use sha2::{Digest, Sha256};
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
+        .map(|c| PathBuf::from(c).join("bloatlens"))
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache").join("bloatlens")))
+        .unwrap_or_else(|| {
+            // SAFETY: geteuid takes no arguments, touches no memory and cannot fail (POSIX).
+            let uid = unsafe { libc::geteuid() };
+            std::env::temp_dir().join(format!("bloatlens-{uid}"))
+        });
+    crate::private_dir::ensure(&base)?;
     let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
     let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    base.join("bloatlens").join(format!("{name}-{}", &format!("{digest:x}")[..16]))
+    crate::private_dir::ensured(base.join(format!("{name}-{}", &format!("{digest:x}")[..16])))
+}
+
+/// [`cache_dir`], its failure said as a [`ProjectError`].
+pub fn open_cache_dir(root: &Path) -> Result<PathBuf, ProjectError> {
+    cache_dir(root).map_err(|source| ProjectError::Io { what: "the cache directory".into(), source })
 }
 
 #[cfg(test)]

@@ -1,13 +1,14 @@
 // End to end in the real VS Code workbench: code-server serves it, Debian's Chromium shows it,
 // playwright-core drives it (TESTING.md §3). Installs the packaged .vsix into a fresh profile,
-// opens a fixture workspace, saves a file and checks what a developer sees: squiggles, the
+// opens an untrusted repository first (Restricted Mode: nothing it names runs, a save profiles
+// nothing; trusting it applies its settings), then a fixture workspace, saves a file and checks what a developer sees: squiggles, the
 // Problems panel's related locations, code lenses, a hover, "Next Hop" moving the cursor, and a
 // second save profiling again, then a Maven project's JUnit tests run from their lens. Screenshots go to $BLOATLENS_ARTIFACTS (default
 // ../target/e2e-artifacts/vscode). Needs: .tools/node24, .tools/code-server (scripts/install-tools.sh),
 // chromium, and bloatlens-linux-x64.vsix (npm run package). Anything missing fails the test.
 
 import { spawn, execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, copyFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, copyFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -62,7 +63,9 @@ writeFileSync(
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": false,
     "workbench.enableExperiments": false,
-    "security.workspace.trust.enabled": false,
+    // Workspace Trust as users have it; a folder opens in Restricted Mode until trusted.
+    "security.workspace.trust.enabled": true,
+    "security.workspace.trust.startupPrompt": "never",
     "telemetry.telemetryLevel": "off",
     "extensions.autoCheckUpdates": false,
     "extensions.autoUpdate": false,
@@ -101,7 +104,7 @@ const server = spawn(
   codeServer,
   [
     "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check",
-    "--disable-workspace-trust", ...profileDirs, workspace,
+    ...profileDirs, workspace,
   ],
   { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
 );
@@ -123,19 +126,53 @@ try {
     ],
   });
   page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  // An untrusted repository whose workspace settings name programs of its own: in Restricted Mode
+  // nothing runs, neither those programs nor javac nor the program; trusting it changes that.
+  const untrusted = path.join(tmp, "untrusted");
+  const marks = path.join(tmp, "marks");
+  mkdirSync(path.join(untrusted, ".vscode"), { recursive: true });
+  mkdirSync(path.join(untrusted, "tools/jdk/bin"), { recursive: true });
+  mkdirSync(marks);
+  const marking = (p) => {
+    writeFileSync(p, `#!/bin/sh\ntouch '${marks}/ran-'"$(basename "$0")"\nexit 1\n`);
+    chmodSync(p, 0o755);
+    return p;
+  };
+  writeFileSync(path.join(untrusted, "Main.java"), source);
+  writeFileSync(
+    path.join(untrusted, ".vscode/settings.json"),
+    JSON.stringify({
+      "bloatlens.server.path": marking(path.join(untrusted, "tools/bloatlens-lsp")),
+      "bloatlens.jdkPath": path.join(untrusted, "tools/jdk"),
+      "bloatlens.mavenPath": marking(path.join(untrusted, "tools/mvn")),
+    }),
+  );
+  marking(path.join(untrusted, "tools/jdk/bin/java"));
+  marking(path.join(untrusted, "tools/jdk/bin/javac"));
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(untrusted)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: 90_000 });
+  log("workbench loaded (an untrusted folder)");
+  await openFile("Main.java", "class Main");
+  await waitFor(() => statusText().then((t) => /Bloatlens: Restricted Mode/.test(t)), 60_000, "the status bar saying Restricted Mode");
+  check(true, "an untrusted workspace: the status bar says Bloatlens: Restricted Mode");
+  await editAndSave("// a save in Restricted Mode");
+  await page.waitForTimeout(5000);
+  let state = await waitForState((s) => s.status.kind === "server", "the restricted server's state");
+  check(state.status.status.state === "restricted", "the bundled server runs, in Restricted Mode (the workspace's server.path ignored)");
+  check(state.diagnostics.every((d) => d.diagnostics.length === 0), "a save in Restricted Mode profiles nothing");
+  check(readdirSync(marks).length === 0, `nothing the workspace names ran (${readdirSync(marks).join(", ")})`);
+  await page.screenshot({ path: path.join(artifacts, "0-restricted.png") });
+  // The status item opens Workspace Trust; trusting restarts the server, now with the workspace's settings.
+  await page.locator(".statusbar-item", { hasText: "Bloatlens: Restricted Mode" }).first().click();
+  await page.locator(".workspace-trust-buttons a", { hasText: "Trust" }).first().click();
+  await waitFor(async () => readdirSync(marks).includes("ran-bloatlens-lsp"), 60_000, "the workspace's server.path to run once trusted");
+  check(true, "trusted, the workspace's own settings apply (its server.path ran)");
+
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
   await page.waitForSelector(".monaco-workbench", { timeout: 90_000 });
   log("workbench loaded");
-
-  // Open Main.java through Quick Open, as a user would.
-  await waitFor(async () => {
-    await page.keyboard.press("Control+P");
-    return page.locator(".quick-input-widget input").isVisible();
-  }, 30_000, "Quick Open");
-  await page.keyboard.type("Main.java");
-  await page.waitForSelector(".quick-input-list .monaco-list-row", { timeout: 30_000 });
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(".monaco-editor .view-lines:has-text('class Main')", { timeout: 30_000 });
+  await trustFolder();
+  await openFile("Main.java", "class Main");
   log("Main.java open");
   await waitFor(() => statusText().then((t) => /Bloatlens/.test(t)), 60_000, "the Bloatlens status-bar item (extension active)");
 
@@ -143,7 +180,7 @@ try {
   await editAndSave("// first save");
   await page.waitForSelector(".squiggly-warning, .squiggly-info", { timeout: 180_000 });
   check(true, "squiggles appear after the first save");
-  let state = await waitForState((s) => s.runs >= 1, "the first profile to finish");
+  state = await waitForState((s) => s.runs >= 1, "the first profile to finish");
   await page.screenshot({ path: path.join(artifacts, "1-findings.png") });
 
   const mainUri = state.editor.uri;
@@ -236,14 +273,8 @@ try {
   cpSync(path.join(repo, "fixtures/projects/shop"), shop, { recursive: true });
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(shop)}`);
   await page.waitForSelector(".monaco-workbench", { timeout: 90_000 });
-  await waitFor(async () => {
-    await page.keyboard.press("Control+P");
-    return page.locator(".quick-input-widget input").isVisible();
-  }, 30_000, "Quick Open in the Maven project");
-  await page.keyboard.type("InventoryTest.java");
-  await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('InventoryTest.java')", { timeout: 30_000 });
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(".monaco-editor .view-lines:has-text('class InventoryTest')", { timeout: 30_000 });
+  await trustFolder();
+  await openFile("InventoryTest.java", "class InventoryTest");
   const runTests = page.locator(".codelens-decoration a", { hasText: "▶ Profile tests" });
   await waitFor(() => runTests.first().isVisible(), 60_000, "the ▶ Profile tests lens on the test class");
   check(true, "a ▶ Profile tests lens on the JUnit test class");
@@ -279,6 +310,28 @@ async function waitFor(cond, timeout, what) {
     await new Promise((r) => setTimeout(r, 250));
   }
   fail(`timed out after ${timeout / 1000}s waiting for ${what}`);
+}
+
+/** Opens `name` through Quick Open, as a user would, and waits for `text` in the editor. */
+async function openFile(name, text) {
+  await waitFor(async () => {
+    await page.keyboard.press("Control+P");
+    return page.locator(".quick-input-widget input").isVisible();
+  }, 30_000, `Quick Open for ${name}`);
+  await page.keyboard.type(name);
+  await page.waitForSelector(`.quick-input-list .monaco-list-row:has-text('${name}')`, { timeout: 30_000 });
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(`.monaco-editor .view-lines:has-text('${text}')`, { timeout: 30_000 });
+}
+
+/** Trusts the open folder through Workspaces: Manage Workspace Trust, as a user would. */
+async function trustFolder() {
+  await runCommand("Workspaces: Manage Workspace Trust");
+  const trust = page.locator(".workspace-trust-buttons a", { hasText: "Trust" }).first();
+  await waitFor(() => trust.isVisible(), 30_000, "the Trust button");
+  await trust.click();
+  await waitFor(async () => !(await statusText()).includes("Restricted Mode"), 30_000, "Restricted Mode to end");
+  await page.keyboard.press("Control+W");
 }
 
 async function statusText() {

@@ -6,8 +6,8 @@ use crate::config::Config;
 use crate::rebuild;
 use crate::warm_javac::WarmJavac;
 use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
-use bloatlens_profiler::private_dir;
 use bloatlens_profiler::junit::{self, TestLaunch};
+use bloatlens_profiler::private_dir;
 use bloatlens_profiler::profile::{profile, ProfileConfig};
 use bloatlens_profiler::project::{self, Build, Discovery, Project};
 use bloatlens_profiler::report::Report;
@@ -33,6 +33,9 @@ pub struct Plan {
     pub chosen: Option<String>,
     /// The launch.json configuration run (its arguments and class path are in `config` already).
     pub launch: Option<crate::launch::LaunchConfig>,
+    /// Compile only, and say this when it compiles: a saved file with no main the parser sees
+    /// (javac's errors, if any, are the truth about it).
+    pub compile_only: Option<String>,
 }
 
 #[derive(Debug)]
@@ -47,6 +50,8 @@ pub enum Outcome {
         discovery: Option<Discovery>,
     },
     CompileErrors(Vec<JavacDiagnostic>),
+    /// It compiled and there is nothing to run (no main): said as a warning.
+    NothingToRun(String),
     /// Cancelled before it compiled (a newer save came while it waited for the compiler).
     Cancelled,
     /// The run could not start or the tools are missing; said to the user as a message.
@@ -119,7 +124,8 @@ pub fn project(projects: &Projects, root: &Path, mvn: &str) -> Result<(Arc<Proje
     if let Some(p) = slot.project.as_ref().filter(|p| p.root == root) {
         return Ok((p.clone(), None));
     }
-    let (project, discovery) = Project::open(root, &project::open_cache_dir(root).map_err(|e| e.to_string())?, mvn).map_err(|e| e.to_string())?;
+    let (project, discovery) = Project::open(root, &project::open_cache_dir(root).map_err(|e| e.to_string())?, mvn)
+        .map_err(|e| e.to_string())?;
     let project = Arc::new(project);
     slot.project = Some(project.clone());
     Ok((project, Some(discovery)))
@@ -261,6 +267,9 @@ pub fn run(
             return Outcome::CompileErrors(diagnostics);
         }
         Err(e) => return Outcome::Failed(e.to_string()),
+    }
+    if let Some(said) = &plan.compile_only {
+        return Outcome::NothingToRun(said.clone());
     }
     // A test runs as the JUnit runner's main, the launcher after the project's libraries.
     // The classes, then the resources beside them (as Maven's target/classes holds both).

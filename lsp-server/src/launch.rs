@@ -334,6 +334,7 @@ pub fn plan(
         config,
         chosen,
         launch: Some(launch),
+        compile_only: None,
     })
 }
 

@@ -92,9 +92,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The source file of a test (`com.acme.FooTest#bar`): the workspace's `com/acme/FooTest.java`
-    /// (an open buffer's or the disk's) that declares it.
-    pub fn test_file(&self, selector: &str) -> Option<PathBuf> {
+    /// The source file of a class or a test (`com.acme.Main`, `com.acme.FooTest#bar`): the
+    /// workspace's `com/acme/FooTest.java` (an open buffer's or the disk's) that declares it.
+    pub fn class_file(&self, selector: &str) -> Option<PathBuf> {
         let class = selector.split('#').next()?.split('$').next()?;
         let suffix = format!("{}.java", class.replace('.', "/"));
         let mut files = Vec::new();
@@ -284,6 +284,10 @@ pub struct State {
     saved_at: HashMap<PathBuf, Instant>,
     _watcher: Option<notify::RecommendedWatcher>,
 }
+
+/// What a workspace without a main is told.
+const NO_MAIN: &str =
+    "Bloatlens: no main method in the workspace to profile (a test runs from its \"Profile test\" lens)";
 
 /// What an untrusted workspace is told (the log, and a message when a profile is asked for).
 const RESTRICTED: &str = "Bloatlens: this workspace is not trusted, so nothing is compiled or run in it (no javac, no \
@@ -651,13 +655,19 @@ impl State {
         let setting = (!config.main_class.is_empty()).then(|| EntryPoint::Main(config.main_class.clone()));
         let remembered = self.entry.as_deref().map(EntryPoint::from_key);
         let (entry, path, why) = match asked.or(setting) {
-            Some(EntryPoint::Test(selector)) => match self.snap.test_file(&selector) {
+            Some(EntryPoint::Test(selector)) => match self.snap.class_file(&selector) {
                 Some(p) => (EntryPoint::Test(selector), p, "chosen"),
                 None => return self.cannot_plan(format!("Bloatlens: no test class {selector} in the workspace")).await,
             },
             Some(EntryPoint::Main(class)) => {
+                let why = if explicit { "chosen" } else { "the mainClass setting" };
                 match self.snap.workspace_mains(file.as_ref()).into_iter().find(|(c, _)| *c == class) {
-                    Some((c, p)) => (EntryPoint::Main(c), p, if explicit { "chosen" } else { "the mainClass setting" }),
+                    Some((c, p)) => (EntryPoint::Main(c), p, why),
+                    // Its main hidden from the parser (a syntax error): javac says what is wrong.
+                    None if self.snap.class_file(&class).is_some() => {
+                        let p = self.snap.class_file(&class).unwrap_or_default();
+                        (EntryPoint::Main(class), p, why)
+                    }
                     None => {
                         return self
                             .cannot_plan(format!("Bloatlens: no main method found for {class} in the workspace"))
@@ -668,26 +678,53 @@ impl State {
             None => {
                 let mains = self.snap.workspace_mains(file.as_ref());
                 let remembered = match remembered {
-                    Some(EntryPoint::Test(t)) => self.snap.test_file(&t).map(|p| (EntryPoint::Test(t), p)),
+                    Some(EntryPoint::Test(t)) => self.snap.class_file(&t).map(|p| (EntryPoint::Test(t), p)),
                     Some(EntryPoint::Main(m)) => {
                         mains.iter().find(|(c, _)| *c == m).map(|(c, p)| (EntryPoint::Main(c.clone()), p.clone()))
                     }
                     None => None,
                 };
-                let in_file = file
-                    .as_ref()
-                    .and_then(|u| u.to_file_path())
-                    .and_then(|p| mains.iter().find(|(_, mp)| mp.as_path() == p.as_ref()).cloned());
-                match (remembered, in_file) {
-                    (Some((e, p)), _) => (e, p, "the entry point"),
-                    (None, Some((c, p))) => (EntryPoint::Main(c), p, "the saved file's main"),
-                    (None, None) if mains.len() == 1 => {
+                let saved = file.as_ref().and_then(|u| u.to_file_path()).map(|p| p.into_owned());
+                let in_file = saved.as_ref().and_then(|p| mains.iter().find(|(_, mp)| mp == p).cloned());
+                // A syntax error may hide a main from the parser: the entry point chosen before
+                // is compiled all the same while its file is there (javac says what is wrong),
+                // else, with no main at all, the saved file alone, so that its errors show.
+                let hidden = match self.entry.as_deref().map(EntryPoint::from_key) {
+                    Some(EntryPoint::Main(m)) if !mains.iter().any(|(c, _)| *c == m) => {
+                        self.snap.class_file(&m).map(|p| (EntryPoint::Main(m), p))
+                    }
+                    _ => None,
+                };
+                match (remembered, in_file, hidden) {
+                    (Some((e, p)), _, _) => (e, p, "the entry point"),
+                    (None, Some((c, p)), _) => (EntryPoint::Main(c), p, "the saved file's main"),
+                    (None, None, Some((e, p))) => (e, p, "the entry point"),
+                    (None, None, None) if mains.len() == 1 => {
                         (EntryPoint::Main(mains[0].0.clone()), mains[0].1.clone(), "the only main")
                     }
-                    (None, None) => {
+                    (None, None, None)
+                        if mains.is_empty()
+                            && saved.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "java")) =>
+                    {
+                        let path = saved.unwrap_or_default();
+                        let root =
+                            self.snap.root.clone().unwrap_or_else(|| bloatlens_profiler::javac::source_root_of(&path));
+                        let name = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+                        return Some(Plan {
+                            main_class: name,
+                            test: None,
+                            main_file: path,
+                            root,
+                            config,
+                            chosen: None,
+                            launch: None,
+                            compile_only: Some(NO_MAIN.to_string()),
+                        });
+                    }
+                    (None, None, None) => {
                         let msg = if mains.is_empty() {
                             self.snap.status = Status::Failed("no main method in the workspace".into());
-                            "Bloatlens: no main method in the workspace to profile (a test runs from its \"Profile test\" lens)".to_string()
+                            NO_MAIN.to_string()
                         } else {
                             let names: Vec<String> = mains.iter().map(|(c, _)| c.clone()).collect();
                             self.snap.status = Status::Choose { mains: names };
@@ -696,6 +733,7 @@ impl State {
                                 mains.len()
                             )
                         };
+                        self.outdate_findings().await;
                         self.log(msg.clone()).await;
                         if !self.said_several_mains {
                             self.said_several_mains = true;
@@ -717,12 +755,22 @@ impl State {
             EntryPoint::Main(class) => (class, None),
             EntryPoint::Test(selector) => (selector.clone(), Some(selector)),
         };
-        Some(Plan { main_class, test, main_file: path, root, config, chosen, launch: None })
+        Some(Plan { main_class, test, main_file: path, root, config, chosen, launch: None, compile_only: None })
+    }
+
+    /// Marks every finding shown as stale (the latest save did not profile: they are an earlier
+    /// run's) and publishes them so, clearing javac's errors of an earlier save.
+    async fn outdate_findings(&mut self) {
+        for m in &mut self.snap.findings {
+            m.stale = true;
+        }
+        self.publish_findings(None).await;
     }
 
     /// Says why there is nothing to run (status, log, a message).
     async fn cannot_plan(&mut self, msg: String) -> Option<Plan> {
         self.snap.status = Status::Failed(msg.clone());
+        self.outdate_findings().await;
         self.log(msg.clone()).await;
         self.client.show_message(MessageType::WARNING, msg).await;
         None
@@ -848,9 +896,19 @@ impl State {
                 .await;
                 self.refresh_lenses().await;
             }
+            Outcome::NothingToRun(message) => {
+                self.snap.status = Status::Failed("no main method in the workspace".into());
+                // It compiles: javac's errors of an earlier save are gone.
+                self.outdate_findings().await;
+                self.log(message.clone()).await;
+                if !self.said_several_mains {
+                    self.said_several_mains = true;
+                    self.client.show_message(MessageType::WARNING, message).await;
+                }
+            }
             Outcome::Failed(message) => {
                 self.snap.status = Status::Failed(message.clone());
-                self.commit();
+                self.outdate_findings().await;
                 self.log(message.clone()).await;
                 self.client.show_message(MessageType::ERROR, message).await;
             }
@@ -959,12 +1017,9 @@ impl State {
             let line = d.line.saturating_sub(1) as usize;
             let range = match (d.column, index.line(line)) {
                 (Some(col), Some(text)) => {
-                    // javac's caret column counts characters (tabs as one).
-                    let byte = text.char_indices().nth(col.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(0);
-                    let start = index.line_start(line) + byte;
-                    let word_end =
-                        text[byte..].find(|c: char| !c.is_alphanumeric() && c != '_').map(|n| n.max(1)).unwrap_or(1);
-                    index.range(start, start + word_end.min(text.len() - byte), enc)
+                    let (from, to) = caret_span(text, col);
+                    let start = index.line_start(line);
+                    index.range(start + from, start + to, enc)
                 }
                 _ => index.line_range(line, enc),
             };
@@ -1048,6 +1103,25 @@ impl State {
     }
 }
 
+/// The bytes of `line` javac's caret at 1-based `column` points at: the word it starts, or one
+/// character. javac counts characters (a tab as one); a caret past the end of the line (a `;`
+/// missing at its end) marks the line's last character, where the `;` belongs.
+fn caret_span(line: &str, column: u32) -> (usize, usize) {
+    let line = line.trim_end_matches(['\n', '\r']);
+    match line.char_indices().nth(column.saturating_sub(1) as usize) {
+        Some((byte, _)) => {
+            let word = line[byte..].find(|c: char| !c.is_alphanumeric() && c != '_').unwrap_or(line.len() - byte);
+            let one = line[byte..].chars().next().map_or(0, char::len_utf8);
+            (byte, byte + word.max(one))
+        }
+        None => {
+            let end = line.trim_end().len();
+            let last = line[..end].chars().next_back().map_or(0, char::len_utf8);
+            (end - last, end)
+        }
+    }
+}
+
 /// Java files under `dir`, skipping hidden directories and build outputs.
 fn collect_java_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 12 || out.len() > 5000 {
@@ -1065,5 +1139,30 @@ fn collect_java_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         } else if name.ends_with(".java") {
             out.push(p);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::caret_span;
+
+    #[test]
+    fn a_caret_marks_its_word_or_the_end_of_the_line() {
+        let line = "        int x = count(a)";
+        // `count` at column 17 (1-based).
+        assert_eq!(&line[caret_span(line, 17).0..caret_span(line, 17).1], "count");
+        // A `(` is one character.
+        let (a, b) = caret_span(line, 22);
+        assert_eq!(&line[a..b], "(");
+        // A `;` missing at the end of the line: javac's caret is one past it.
+        let (a, b) = caret_span(line, line.len() as u32 + 1);
+        assert_eq!(&line[a..b], ")");
+        let (a, b) = caret_span("x = 5   \n", 30);
+        assert_eq!(&"x = 5   "[a..b], "5");
+        // Characters, not bytes: `é` is one column.
+        let line = "String é = \"x\"";
+        let (a, b) = caret_span(line, 10);
+        assert_eq!(&line[a..b], "=");
+        assert_eq!(caret_span("", 3), (0, 0));
     }
 }

@@ -50,7 +50,7 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
         message.push_str(&format!("\nAlso {}: {}", kind_label(&m.finding.kind), m.finding.message));
     }
     if lead.stale {
-        message.push_str(" (stale: the file changed since this profile; save to re-profile)");
+        message.push_str(" (stale: from an earlier profile; the code changed since, or the latest save did not run)");
     }
     let keys: Vec<&str> = group.iter().map(|m| m.key.as_str()).collect();
     Diagnostic {

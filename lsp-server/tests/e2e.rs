@@ -954,3 +954,83 @@ fn an_untrusted_workspace_runs_nothing_and_says_so() {
     ed.drain(std::time::Duration::from_millis(500));
     ed.finish();
 }
+
+/// The buffer and the file replaced by `text`, as an editor's save leaves them.
+fn rewrite(ed: &mut Editor, name: &str, text: &str) {
+    let u = harness_uri(ed, name);
+    ed.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+    std::fs::write(ed.root.join(name), text).unwrap();
+    ed.open(name);
+}
+
+#[test]
+fn a_broken_file_shows_javacs_errors_where_they_are_and_no_stale_finding_stays_unmarked() {
+    let good = fixture("result_per_call");
+    // The main's signature commented out: the parser sees no main; javac sees a stray body.
+    let hidden = good.replacen(
+        "public static void main(String[] args) {",
+        "// public static void main(String[] args) {\n    void broken( {",
+        1,
+    );
+    assert_ne!(hidden, good);
+    let mut ed = start(&[("Main.java", &good)], json!({}));
+    let u = ed.open("Main.java");
+    let first = save_and_profile(&mut ed, &u);
+    assert!(!first.is_empty(), "findings to go stale later");
+
+    // A syntax error hides the main: the entry point is compiled all the same and javac says why.
+    rewrite(&mut ed, "Main.java", &hidden);
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    assert!(
+        !diags.is_empty() && diags.iter().all(|d| d["code"] == "javac"),
+        "javac's errors, the old findings cleared: {diags:?}"
+    );
+    let broken_line = line_of(&hidden, "void broken( {");
+    assert!(diags.iter().any(|d| d["range"]["start"]["line"] == broken_line), "{diags:?}");
+    let log = ed.notification("window/logMessage");
+    assert!(log["message"].as_str().unwrap().contains("does not compile"), "{log}");
+
+    // A `;` missing at the end of a line: marked where it belongs, not at column 1.
+    let semi = good.replacen("return new Stats", "int unused = 1\n        return new Stats", 1);
+    assert_ne!(semi, good, "the fixture has the line to break");
+    rewrite(&mut ed, "Main.java", &semi);
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    let line = line_of(&semi, "int unused = 1");
+    let text = semi.lines().nth(line as usize).unwrap();
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["range"]["start"], json!({"line": line, "character": text.len() - 1}), "{diags:?}");
+    assert_eq!(diags[0]["range"]["end"], json!({"line": line, "character": text.len()}), "{diags:?}");
+    ed.notification("window/logMessage");
+
+    // Fixed: findings again; then a run that cannot start marks them stale instead of leaving them.
+    rewrite(&mut ed, "Main.java", &good);
+    let fresh = save_and_profile(&mut ed, &u);
+    assert!(fresh.iter().all(|d| d["code"] != "javac" && d["severity"] != 4), "{fresh:?}");
+    ed.notify("workspace/didChangeConfiguration", json!({"settings": {"bloatlens": {"jdkPath": "/nonexistent/jdk"}}}));
+    ed.save(&u);
+    ed.progress();
+    let stale = ed.diagnostics(&u);
+    assert_eq!(stale.len(), fresh.len());
+    assert!(stale.iter().all(|d| d["severity"] == 4 && d["message"].as_str().unwrap().contains("stale")), "{stale:?}");
+    ed.notification("window/logMessage");
+    ed.notification("window/showMessage");
+    ed.finish();
+}
+
+#[test]
+fn a_first_save_of_a_file_whose_main_the_parser_cannot_see_shows_javacs_errors() {
+    let src =
+        "public class Main {\n    public static void main(String[] args {\n        System.out.println(1);\n    }\n}\n";
+    let mut ed = start(&[("Main.java", src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    let seen = ed.until(|m| m["method"] == "textDocument/publishDiagnostics");
+    let diags = seen.last().unwrap()["params"]["diagnostics"].as_array().unwrap().clone();
+    assert!(!diags.is_empty() && diags.iter().all(|d| d["code"] == "javac"), "{diags:?}");
+    ed.drain(std::time::Duration::from_millis(500));
+    ed.finish();
+}

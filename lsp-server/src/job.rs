@@ -323,7 +323,10 @@ pub fn run(
         settings: plan.config.thresholds(),
     };
     let run_started = Instant::now();
-    match profile(&config) {
+    let profiled = profile(&config);
+    // The run's heap and trackers are gone: their memory goes back to the system.
+    bloatlens_profiler::run::give_memory_back();
+    match profiled {
         Ok((_, mut report)) => {
             if let Some(launch) = &test_launch {
                 if let Err(e) = launch.finish(&mut report) {

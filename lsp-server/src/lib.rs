@@ -10,6 +10,7 @@
 //! - [`config`]: the settings; [`framing`]: the byte stream, malformed messages answered, not fatal.
 
 pub mod config;
+pub mod document;
 pub mod framing;
 pub mod harness;
 pub mod job;

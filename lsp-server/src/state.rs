@@ -5,6 +5,7 @@
 
 use crate::config::Config;
 use crate::job::{self, Outcome, Plan};
+use crate::document::Document;
 use crate::mapping::{self, Encoding, LineIndex};
 use crate::to_proto;
 use bloatlens_profiler::junit::{TestOutcome, TestStatus};
@@ -20,12 +21,6 @@ use tower_lsp_server::ls_types::{
     Uri,
 };
 use tower_lsp_server::Client;
-
-#[derive(Debug, Clone)]
-pub struct Doc {
-    pub index: LineIndex,
-    pub version: i32,
-}
 
 /// A related place of a finding, in the editor's terms.
 #[derive(Debug, Clone)]
@@ -83,7 +78,7 @@ pub struct Snapshot {
     pub root: Option<PathBuf>,
     pub config: Config,
     pub encoding: Encoding,
-    pub docs: HashMap<Uri, Doc>,
+    pub docs: HashMap<Uri, Document>,
     pub findings: Vec<Mapped>,
     pub report: Option<Arc<Report>>,
     pub status: Status,
@@ -120,7 +115,7 @@ impl Snapshot {
         for f in files {
             let uri = to_proto::uri_of(&f);
             let text = match uri.as_ref().and_then(|u| self.docs.get(u)) {
-                Some(d) => d.index.text.clone(),
+                Some(d) => d.text(),
                 None => match std::fs::read_to_string(&f) {
                     Ok(t) => t,
                     Err(_) => continue,
@@ -143,12 +138,12 @@ impl Snapshot {
     }
 
     /// The document's text: the open buffer, else the file on disk.
-    pub fn text_of(&self, uri: &Uri) -> Option<LineIndex> {
+    pub fn text_of(&self, uri: &Uri) -> Option<Arc<LineIndex>> {
         if let Some(d) = self.docs.get(uri) {
-            return Some(d.index.clone());
+            return Some(d.index());
         }
         let path = uri.to_file_path()?;
-        std::fs::read_to_string(path).ok().map(LineIndex::new)
+        std::fs::read_to_string(path).ok().map(|t| Arc::new(LineIndex::new(t)))
     }
 }
 
@@ -388,7 +383,7 @@ impl State {
             }
             Event::ClientReady => self.client_ready = true,
             Event::Opened { uri, text, version } => {
-                self.snap.docs.insert(uri, Doc { index: LineIndex::new(text), version });
+                self.snap.docs.insert(uri, Document::new(&text, version));
             }
             Event::Changed { uri, version, changes } => self.edited(uri, version, changes).await,
             Event::Saved { uri } => {
@@ -484,33 +479,22 @@ impl State {
         for change in changes {
             match change.range {
                 None => {
-                    doc.index = LineIndex::new(change.text);
+                    doc.replace_all(&change.text);
                     for m in self.snap.findings.iter_mut().filter(|m| m.uri == uri) {
                         m.stale = true;
                         touched = true;
                     }
                 }
-                Some(mut range) => {
-                    // Positions past the end are clamped to it (`offset`); a reversed range (a
-                    // client's error) is read as the span between its ends rather than panicking.
-                    if (range.end.line, range.end.character) < (range.start.line, range.start.character) {
-                        std::mem::swap(&mut range.start, &mut range.end);
-                    }
-                    let (start, end) = (doc.index.offset(range.start, enc), doc.index.offset(range.end, enc));
-                    let mut text = std::mem::take(&mut doc.index.text);
-                    let removed_lines = text[start..end].matches('\n').count() as i64;
-                    let added_lines = change.text.matches('\n').count() as i64;
-                    text.replace_range(start..end, &change.text);
-                    doc.index = LineIndex::new(text);
-                    let delta = added_lines - removed_lines;
+                Some(range) => {
+                    let edit = doc.replace(range.start, range.end, &change.text, enc);
                     for m in self.snap.findings.iter_mut().filter(|m| m.uri == uri) {
-                        if range.end.line < m.range.start.line {
-                            if delta != 0 {
-                                m.range.start.line = (m.range.start.line as i64 + delta) as u32;
-                                m.range.end.line = (m.range.end.line as i64 + delta) as u32;
+                        if edit.last < m.range.start.line {
+                            if edit.delta != 0 {
+                                m.range.start.line = (m.range.start.line as i64 + edit.delta) as u32;
+                                m.range.end.line = (m.range.end.line as i64 + edit.delta) as u32;
                                 touched = true;
                             }
-                        } else if range.start.line <= m.range.end.line && !m.stale {
+                        } else if edit.first <= m.range.end.line && !m.stale {
                             m.stale = true;
                             touched = true;
                         }
@@ -928,17 +912,17 @@ impl State {
     /// of `roots` that has them (a report names files by package: `com/acme/Foo.java`).
     fn map_findings_in(&self, report: &Report, roots: &[PathBuf]) -> Vec<Mapped> {
         let enc = self.snap.encoding;
-        let mut texts: HashMap<PathBuf, Option<(LineIndex, Option<tree_sitter::Tree>)>> = HashMap::new();
+        let mut texts: HashMap<PathBuf, Option<(Arc<LineIndex>, Option<tree_sitter::Tree>)>> = HashMap::new();
         let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
             let path = roots.iter().map(|r| r.join(file)).find(|p| p.is_file())?;
             let uri = to_proto::uri_of(&path)?;
             let entry = texts.entry(path.clone()).or_insert_with(|| {
-                let text = match self.snap.docs.get(&uri) {
-                    Some(d) => d.index.text.clone(),
-                    None => std::fs::read_to_string(&path).ok()?,
+                let index = match self.snap.docs.get(&uri) {
+                    Some(d) => d.index(),
+                    None => Arc::new(LineIndex::new(std::fs::read_to_string(&path).ok()?)),
                 };
-                let tree = mapping::parse(&text);
-                Some((LineIndex::new(text), tree))
+                let tree = mapping::parse(&index.text);
+                Some((index, tree))
             });
             let (index, tree) = entry.as_ref()?;
             let line = line.saturating_sub(1) as usize;
@@ -1011,8 +995,8 @@ impl State {
             let path = if d.file.is_absolute() { d.file.clone() } else { plan.root.join(&d.file) };
             let Some(uri) = to_proto::uri_of(&path) else { continue };
             let index = match self.snap.docs.get(&uri) {
-                Some(doc) => doc.index.clone(),
-                None => LineIndex::new(std::fs::read_to_string(&path).unwrap_or_default()),
+                Some(doc) => doc.index(),
+                None => Arc::new(LineIndex::new(std::fs::read_to_string(&path).unwrap_or_default())),
             };
             let line = d.line.saturating_sub(1) as usize;
             let range = match (d.column, index.line(line)) {

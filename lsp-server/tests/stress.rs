@@ -113,3 +113,62 @@ fn the_server_survives_deep_nesting_rapid_saves_and_garbage() {
     assert!(diags.iter().any(|d| d["code"] == "nath"), "{seen:?}");
     ed.finish();
 }
+
+/// Each keystroke is applied on the task that publishes diagnostics: its cost must follow the
+/// edit, not the document. A 50 MB one-line document edited 20,000 times, then a request: the
+/// answer comes (before, every edit copied and rescanned the whole text: minutes behind).
+#[test]
+fn a_huge_document_edited_keystroke_by_keystroke_keeps_the_server_answering() {
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let main = "public class Main { public static void main(String[] a) {} }\n";
+    let mut ed = Editor::start(server, &[("Main.java", main)], json!({"profileOnSave": false}));
+    let u = format!("file://{}", ed.root.join("Huge.java").display());
+    let text = format!("// {}\n", "x".repeat(50 << 20));
+    ed.notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "java", "version": 1, "text": text}}));
+    for i in 0..20_000u32 {
+        let at = json!({"line": 0, "character": (25 << 20) + i});
+        ed.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": u, "version": i + 2}, "contentChanges": [{"range": {"start": at, "end": at}, "text": "y"}]}),
+        );
+    }
+    let started = std::time::Instant::now();
+    let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.status", "arguments": []}));
+    let status = ed.response(id);
+    assert!(status["status"].is_string(), "{status}");
+    eprintln!("the answer after 20,000 edits of a 50 MB line came {:?} after they were sent", started.elapsed());
+    // The edits landed: the lens request reads the edited text.
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    assert_eq!(ed.response(id), json!([]));
+    ed.finish();
+}
+
+/// What a run allocated goes back to the system when it ends: after a program that fills its
+/// heap until OutOfMemoryError, and one that starts 10,000 threads, the server is back near
+/// where it started (before, 1.4 GB and 810 MB stayed resident).
+#[test]
+fn memory_a_run_took_is_given_back_when_it_ends() {
+    let oom = "import java.util.*;\npublic class Main {\n    public static void main(String[] args) {\n        List<Object> keep = new ArrayList<>();\n        try {\n            while (true) keep.add(new int[] {keep.size()});\n        } catch (OutOfMemoryError e) {\n            int n = keep.size();\n            keep = null;\n            System.out.println(\"OOM after \" + n);\n        }\n    }\n}\n";
+    let threads = "public class Main {\n    public static void main(String[] args) throws Exception {\n        Thread[] ts = new Thread[10_000];\n        int[] sum = new int[1];\n        for (int i = 0; i < ts.length; i++) {\n            final int k = i;\n            ts[i] = new Thread(() -> { synchronized (sum) { sum[0] += k % 7; } });\n            ts[i].start();\n        }\n        for (Thread t : ts) t.join();\n        System.out.println(sum[0]);\n    }\n}\n";
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let options = json!({"budgets": {"maxHeapMb": 256}});
+    let mut ed = Editor::start(server, &[("Main.java", "public class Main { public static void main(String[] a) {} }\n")], options);
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.until(|m| m["method"] == "window/logMessage");
+    ed.drain(Duration::from_secs(1));
+    let before = ed.resident_bytes().unwrap();
+    for (name, program) in [("OutOfMemoryError", oom), ("10,000 threads", threads)] {
+        std::fs::write(ed.root.join("Main.java"), program).unwrap();
+        ed.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+        ed.open("Main.java");
+        ed.save(&u);
+        let seen = ed.until(|m| m["method"] == "window/logMessage" && m["params"]["message"].as_str().is_some_and(|s| s.starts_with("profiled")));
+        assert!(!seen.is_empty());
+        ed.drain(Duration::from_secs(2));
+        let after = ed.resident_bytes().unwrap();
+        eprintln!("after {name}: resident {} MB (before the runs {} MB)", after >> 20, before >> 20);
+        assert!(after < before + (200 << 20), "after {name} the server keeps {} MB (before: {} MB)", after >> 20, before >> 20);
+    }
+    ed.finish();
+}

@@ -37,13 +37,22 @@ impl Editor {
         // The workspace, and beside it (outside the workspace, as on a user's machine) the
         // server's persistent cache, so that every test starts with none.
         let root = dir.path().canonicalize().unwrap().join("ws");
-        let cache = dir.path().canonicalize().unwrap().join("cache");
         std::fs::create_dir_all(&root).unwrap();
         for (name, text) in files {
             let p = root.join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
+        Editor::spawn(server, dir, root, options, capabilities)
+    }
+
+    /// A second editor (a second server) on `other`'s workspace, as a second window would be.
+    pub fn beside(server: &Path, other: &Editor, options: Value) -> Editor {
+        Editor::spawn(server, tempfile::tempdir().unwrap(), other.root.clone(), options, json!({}))
+    }
+
+    fn spawn(server: &Path, dir: tempfile::TempDir, root: PathBuf, options: Value, capabilities: Value) -> Editor {
+        let cache = dir.path().canonicalize().unwrap().join("cache");
         let mut child = Command::new(server)
             .env("XDG_CACHE_HOME", &cache)
             .stdin(Stdio::piped())

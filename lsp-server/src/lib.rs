@@ -19,6 +19,7 @@ pub mod mapping;
 pub mod rebuild;
 pub mod server;
 pub mod state;
+pub mod suppressions;
 pub mod to_proto;
 pub mod warm_javac;
 

@@ -4,9 +4,10 @@
 //! generation is no longer current is never published.
 
 use crate::config::Config;
-use crate::job::{self, Outcome, Plan};
 use crate::document::Document;
+use crate::job::{self, Outcome, Plan};
 use crate::mapping::{self, Encoding, LineIndex};
+use crate::suppressions;
 use crate::to_proto;
 use bloatlens_profiler::junit::{TestOutcome, TestStatus};
 use bloatlens_profiler::report::{human_duration, Finding, Report};
@@ -365,7 +366,7 @@ impl State {
                 self.snap.config = *config;
                 self.snap.encoding = encoding;
                 self.client_progress = progress;
-                self.suppressed = self.load_suppressions();
+                self.suppressed = self.load_suppressions().await;
                 self._watcher = self.watch();
                 if !self.snap.config.trusted {
                     self.snap.status = Status::Restricted;
@@ -1024,27 +1025,32 @@ impl State {
     }
 
     fn suppressions_file(&self) -> Option<PathBuf> {
-        self.snap.root.as_ref().map(|r| r.join(".bloatlens/suppressions.json"))
+        self.snap.root.as_deref().map(suppressions::path_in)
     }
 
-    fn load_suppressions(&self) -> HashSet<String> {
-        self.suppressions_file()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|t| serde_json::from_str::<Vec<String>>(&t).ok())
-            .map(|v| v.into_iter().collect())
-            .unwrap_or_default()
+    /// The workspace's suppressions; a file Bloatlens will not read is said, and left alone.
+    async fn load_suppressions(&self) -> HashSet<String> {
+        let Some(path) = self.suppressions_file() else { return HashSet::new() };
+        match suppressions::load(&path) {
+            Ok(keys) => keys,
+            Err(e) => {
+                self.log(format!("Bloatlens: {e}")).await;
+                self.client.show_message(MessageType::WARNING, format!("Bloatlens: {e}")).await;
+                HashSet::new()
+            }
+        }
     }
 
-    async fn save_suppressions(&self) {
+    /// Saves the suppressions, merged with the file's (another server's among them).
+    async fn save_suppressions(&mut self) {
         let Some(path) = self.suppressions_file() else { return };
-        let mut keys: Vec<&String> = self.suppressed.iter().collect();
-        keys.sort();
-        let text = serde_json::to_string_pretty(&keys).unwrap_or_default();
-        let written = path.parent().map(std::fs::create_dir_all).transpose().and_then(|_| std::fs::write(&path, text));
-        if let Err(e) = written {
-            self.client
-                .show_message(MessageType::ERROR, format!("Bloatlens could not write {}: {e}", path.display()))
-                .await;
+        match suppressions::save(&path, &self.suppressed) {
+            Ok(all) => self.suppressed = all,
+            Err(e) => {
+                let msg = format!("Bloatlens: {e} (the suppression holds until the server stops)");
+                self.log(msg.clone()).await;
+                self.client.show_message(MessageType::ERROR, msg).await;
+            }
         }
     }
 

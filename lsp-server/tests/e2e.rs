@@ -1034,3 +1034,31 @@ fn a_first_save_of_a_file_whose_main_the_parser_cannot_see_shows_javacs_errors()
     ed.drain(std::time::Duration::from_millis(500));
     ed.finish();
 }
+
+#[test]
+fn two_servers_on_one_workspace_keep_their_own_classes() {
+    // `Helper` loads from the classes directory after the sleep: gone then, it would be a
+    // NoClassDefFoundError.
+    let src = "public class Main {\n    public static void main(String[] args) throws Exception {\n        Thread.sleep(3000);\n        System.out.println(new Helper().twice(21));\n    }\n}\nclass Helper {\n    int twice(int x) { return 2 * x; }\n}\n";
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let status = json!({"experimental": {"bloatlensStatus": true}});
+    let mut first = Editor::start_with(server, &[("Main.java", src)], json!({}), status);
+    first.notification("bloatlens/status");
+    let mut second = Editor::beside(server, &first, json!({}));
+    let u2 = second.open("Main.java");
+    second.save(&u2);
+    second.progress();
+    second.diagnostics(&u2);
+    second.notification("window/logMessage");
+    // The first server runs the program; meanwhile the second one ends and removes its scratch.
+    let u = first.open("Main.java");
+    first.save(&u);
+    first.until(|m| m["method"] == "bloatlens/status" && m["params"]["state"] == "running");
+    second.finish();
+    let seen = first.until(|m| m["method"] == "window/logMessage");
+    assert!(!seen.iter().any(|m| m["method"] == "window/showMessage"), "{seen:?}");
+    let log = &seen.last().unwrap()["params"]["message"];
+    assert!(log.as_str().unwrap().starts_with("profiled Main"), "{log}");
+    first.drain(std::time::Duration::from_millis(500));
+    first.finish();
+}

@@ -124,7 +124,10 @@ fn a_huge_document_edited_keystroke_by_keystroke_keeps_the_server_answering() {
     let mut ed = Editor::start(server, &[("Main.java", main)], json!({"profileOnSave": false}));
     let u = format!("file://{}", ed.root.join("Huge.java").display());
     let text = format!("// {}\n", "x".repeat(50 << 20));
-    ed.notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "java", "version": 1, "text": text}}));
+    ed.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": u, "languageId": "java", "version": 1, "text": text}}),
+    );
     for i in 0..20_000u32 {
         let at = json!({"line": 0, "character": (25 << 20) + i});
         ed.notify(
@@ -152,7 +155,11 @@ fn memory_a_run_took_is_given_back_when_it_ends() {
     let threads = "public class Main {\n    public static void main(String[] args) throws Exception {\n        Thread[] ts = new Thread[10_000];\n        int[] sum = new int[1];\n        for (int i = 0; i < ts.length; i++) {\n            final int k = i;\n            ts[i] = new Thread(() -> { synchronized (sum) { sum[0] += k % 7; } });\n            ts[i].start();\n        }\n        for (Thread t : ts) t.join();\n        System.out.println(sum[0]);\n    }\n}\n";
     let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
     let options = json!({"budgets": {"maxHeapMb": 256}});
-    let mut ed = Editor::start(server, &[("Main.java", "public class Main { public static void main(String[] a) {} }\n")], options);
+    let mut ed = Editor::start(
+        server,
+        &[("Main.java", "public class Main { public static void main(String[] a) {} }\n")],
+        options,
+    );
     let u = ed.open("Main.java");
     ed.save(&u);
     ed.until(|m| m["method"] == "window/logMessage");
@@ -163,12 +170,20 @@ fn memory_a_run_took_is_given_back_when_it_ends() {
         ed.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
         ed.open("Main.java");
         ed.save(&u);
-        let seen = ed.until(|m| m["method"] == "window/logMessage" && m["params"]["message"].as_str().is_some_and(|s| s.starts_with("profiled")));
+        let seen = ed.until(|m| {
+            m["method"] == "window/logMessage"
+                && m["params"]["message"].as_str().is_some_and(|s| s.starts_with("profiled"))
+        });
         assert!(!seen.is_empty());
         ed.drain(Duration::from_secs(2));
         let after = ed.resident_bytes().unwrap();
         eprintln!("after {name}: resident {} MB (before the runs {} MB)", after >> 20, before >> 20);
-        assert!(after < before + (200 << 20), "after {name} the server keeps {} MB (before: {} MB)", after >> 20, before >> 20);
+        assert!(
+            after < before + (200 << 20),
+            "after {name} the server keeps {} MB (before: {} MB)",
+            after >> 20,
+            before >> 20
+        );
     }
     ed.finish();
 }

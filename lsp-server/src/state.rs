@@ -913,7 +913,9 @@ impl State {
     /// of `roots` that has them (a report names files by package: `com/acme/Foo.java`).
     fn map_findings_in(&self, report: &Report, roots: &[PathBuf]) -> Vec<Mapped> {
         let enc = self.snap.encoding;
-        let mut texts: HashMap<PathBuf, Option<(Arc<LineIndex>, Option<tree_sitter::Tree>)>> = HashMap::new();
+        // Each file's text and syntax tree, read once (None: unreadable).
+        type Parsed = Option<(Arc<LineIndex>, Option<tree_sitter::Tree>)>;
+        let mut texts: HashMap<PathBuf, Parsed> = HashMap::new();
         let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
             let path = roots.iter().map(|r| r.join(file)).find(|p| p.is_file())?;
             let uri = to_proto::uri_of(&path)?;

@@ -851,7 +851,9 @@ impl State {
     fn map_findings_in(&self, report: &Report, roots: &[PathBuf]) -> Vec<Mapped> {
         let enc = self.snap.encoding;
         let mut texts: HashMap<PathBuf, Option<(LineIndex, Option<tree_sitter::Tree>)>> = HashMap::new();
-        let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
+        // A place: the expression the report names there (a call, a `new`), else what `kind` is about.
+        let mut place = |at: &bloatlens_profiler::report::Location, kind: &str| -> Option<(Uri, Range)> {
+            let (file, line) = (at.file.as_deref()?, at.line?);
             let path = roots.iter().map(|r| r.join(file)).find(|p| p.is_file())?;
             let uri = to_proto::uri_of(&path)?;
             let entry = texts.entry(path.clone()).or_insert_with(|| {
@@ -864,7 +866,8 @@ impl State {
             });
             let (index, tree) = entry.as_ref()?;
             let line = line.saturating_sub(1) as usize;
-            Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, enc)))
+            let expression = at.expression.as_deref();
+            Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, expression, enc)))
         };
         let mut out = Vec::new();
         // Hidden findings (work done once, a share under `minShare`) stay in the report only.
@@ -873,13 +876,12 @@ impl State {
             if self.suppressed.contains(&key) {
                 continue;
             }
-            let (Some(file), Some(line)) = (f.location.file.as_deref(), f.location.line) else { continue };
-            let Some((uri, range)) = place(file, line, &f.kind) else { continue };
+            let Some((uri, range)) = place(&f.location, &f.kind) else { continue };
             let related = f
                 .related
                 .iter()
                 .filter_map(|r| {
-                    let (uri, range) = place(r.location.file.as_deref()?, r.location.line?, &f.kind)?;
+                    let (uri, range) = place(&r.location, &f.kind)?;
                     Some(RelatedPlace { uri, range, role: r.role.clone() })
                 })
                 .collect();

@@ -782,13 +782,23 @@ impl State {
                     self.client.show_message(MessageType::WARNING, msg).await;
                 }
                 let chosen = plan.chosen.as_deref().map(|c| format!("; {c}")).unwrap_or_default();
+                let suppressed = report
+                    .findings
+                    .iter()
+                    .filter(|f| f.hidden.is_none() && self.suppressed.contains(&to_proto::key(f)))
+                    .count();
                 self.log(format!(
-                    "profiled {} in {} (javac {}, run {}): {} findings{chosen}",
+                    "profiled {} in {} (javac {}, run {}): {}{chosen}",
                     plan.main_class,
                     human_duration(compile + run),
                     human_duration(compile),
                     human_duration(run),
-                    report.findings.len()
+                    to_proto::findings_summary(
+                        &report.findings,
+                        report.run.settings.min_share,
+                        &self.snap.findings,
+                        suppressed
+                    )
                 ))
                 .await;
                 if !report.tests.is_empty() {

@@ -68,7 +68,7 @@ pub fn hidden_reasons(findings: &[Finding], min_share: f64) -> Vec<(String, usiz
         }
     }
     // Stable: equal counts keep the order in which the report lists them.
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts
 }
 

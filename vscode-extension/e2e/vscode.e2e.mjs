@@ -216,11 +216,13 @@ try {
   await page.waitForSelector(".quick-input-widget:has-text('Bloatlens: clone ·')", { timeout: 15_000 });
   check(true, "a clone's lens opens the clone's places");
   await page.keyboard.press("Escape");
+  // The picker previewed the clone's places: back to the chain's line.
+  await goToLine(chain.line + 1);
 
   // The chain as a quick pick, and profiling an entry point chosen from a picker.
   await runCommand("Bloatlens: Show Places…");
   await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('hop 2 of 2')", { timeout: 15_000 });
-  check((await page.locator(".quick-input-list .monaco-list-row").count()) >= 3, "Show Copy Chain lists the chain's places");
+  check((await page.locator(".quick-input-list .monaco-list-row").count()) >= 3, "Show Places lists the chain's places");
   await page.screenshot({ path: path.join(artifacts, "5-chain-pick.png") });
   await page.keyboard.press("Escape");
   await runCommand("Bloatlens: Profile Entry Point…");

@@ -128,10 +128,119 @@ fn wanted(kind: &str) -> &'static [&'static str] {
     }
 }
 
-/// The byte range of the expression a finding of `kind` on 0-based `line` is about: the outermost
-/// node of the most specific wanted kind that starts on that line; else the line's trimmed text.
-pub fn finding_span(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &str) -> Option<(usize, usize)> {
+/// What the report's words for an expression (`Location::expression`: `String.substring(…)`,
+/// `new Order(…)`, `new int[…]`, `the string concatenation`, `the lambda (a Runnable)`,
+/// `Order::total`) name in the syntax tree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target<'e> {
+    /// A method invocation of this name.
+    Call(&'e str),
+    /// An object creation of this type (its simple name).
+    New(&'e str),
+    NewArray,
+    Concat,
+    Lambda,
+    MethodRef,
+}
+
+fn target(expression: &str) -> Option<Target<'_>> {
+    let identifier = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    if expression == "the string concatenation" {
+        return Some(Target::Concat);
+    }
+    if expression.starts_with("the lambda") {
+        return Some(Target::Lambda);
+    }
+    if expression.contains("::") {
+        return Some(Target::MethodRef);
+    }
+    if let Some(rest) = expression.strip_prefix("new ") {
+        if rest.contains('[') {
+            return Some(Target::NewArray);
+        }
+        let ty = rest.split('(').next()?.rsplit('.').next()?;
+        return Some(Target::New(ty));
+    }
+    // `Owner.name(…)`, `Owner.name()`: a call.
+    let name = expression.split_once('(')?.0.rsplit('.').next()?;
+    identifier(name).then_some(Target::Call(name))
+}
+
+/// The span of the node `target` names on 0-based `line`, if there is one: the first in the line
+/// (the outermost of those that start together). A call whose receiver starts on an earlier line
+/// (a chain) is taken from its method's name.
+fn target_span(index: &LineIndex, tree: &Tree, line: usize, target: Target) -> Option<(usize, usize)> {
+    let text = index.text.as_str();
+    let mut best: Option<(usize, usize, bool)> = None;
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if node.start_position().row > line || node.end_position().row < line {
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+        let start = match (target, node.kind()) {
+            (Target::Call(name), "method_invocation") => {
+                let Some(n) = node.child_by_field_name("name").filter(|n| &text[n.byte_range()] == name) else {
+                    continue;
+                };
+                if node.start_position().row == line {
+                    node.start_byte()
+                } else if n.start_position().row == line {
+                    n.start_byte()
+                } else {
+                    continue;
+                }
+            }
+            _ if node.start_position().row != line => continue,
+            (Target::New(_), "object_creation_expression")
+            | (Target::NewArray, "array_creation_expression")
+            | (Target::Lambda, "lambda_expression")
+            | (Target::MethodRef, "method_reference") => node.start_byte(),
+            (Target::Concat, "binary_expression")
+                if node.child_by_field_name("operator").is_some_and(|o| o.kind() == "+") =>
+            {
+                node.start_byte()
+            }
+            _ => continue,
+        };
+        // An object creation of another type is taken only when none is of the type named.
+        let exact = match target {
+            Target::New(ty) => node.child_by_field_name("type").is_some_and(|t| {
+                let written = &text[t.byte_range()];
+                written.split('<').next().unwrap_or(written).trim().rsplit('.').next() == Some(ty)
+            }),
+            _ => true,
+        };
+        let better = match best {
+            None => true,
+            Some((s, e, ex)) => (exact, std::cmp::Reverse(start), node.end_byte()) > (ex, std::cmp::Reverse(s), e),
+        };
+        if better {
+            best = Some((start, node.end_byte(), exact));
+        }
+    }
+    best.map(|(s, e, _)| (s, e))
+}
+
+/// The byte range of the expression a finding of `kind` on 0-based `line` is about: the one the
+/// report names (`expression`: the call, the `new`, the concatenation the bytecode ran there)
+/// when the line has it, else the outermost node of the most specific kind `kind` wants that
+/// starts on that line; `None` when there is neither.
+pub fn finding_span(
+    index: &LineIndex,
+    tree: Option<&Tree>,
+    line: usize,
+    kind: &str,
+    expression: Option<&str>,
+) -> Option<(usize, usize)> {
     let tree = tree?;
+    // A node running over several lines is cut at the end of its first line.
+    let line_end = index.line(line).map(|l| index.line_start(line) + l.trim_end().len());
+    let cut = |(s, e): (usize, usize)| (s, line_end.map_or(e, |l| e.min(l)));
+    if let Some(span) = expression.and_then(target).and_then(|t| target_span(index, tree, line, t)) {
+        return Some(cut(span));
+    }
     let mut best: Option<(usize, Node)> = None;
     let mut stack = vec![tree.root_node()];
     while let Some(node) = stack.pop() {
@@ -155,14 +264,19 @@ pub fn finding_span(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &
         stack.extend(node.children(&mut cursor));
     }
     let (_, node) = best?;
-    // A node running over several lines is cut at the end of its first line.
-    let line_end = index.line(line).map(|l| index.line_start(line) + l.trim_end().len()).unwrap_or(node.end_byte());
-    Some((node.start_byte(), node.end_byte().min(line_end)))
+    Some(cut((node.start_byte(), node.end_byte())))
 }
 
 /// The range for a finding: the expression `finding_span` finds, else the line's trimmed text.
-pub fn finding_range(index: &LineIndex, tree: Option<&Tree>, line: usize, kind: &str, enc: Encoding) -> Range {
-    match finding_span(index, tree, line, kind) {
+pub fn finding_range(
+    index: &LineIndex,
+    tree: Option<&Tree>,
+    line: usize,
+    kind: &str,
+    expression: Option<&str>,
+    enc: Encoding,
+) -> Range {
+    match finding_span(index, tree, line, kind, expression) {
         Some((s, e)) => index.range(s, e, enc),
         None => index.line_range(line, enc),
     }
@@ -329,24 +443,56 @@ mod tests {
         let index = LineIndex::new(SRC.to_string());
         let tree = parse(SRC);
         // Line 4 (0-based) holds `new Object()` after a string with a 2-unit UTF-16 character.
-        let r = finding_range(&index, tree.as_ref(), 4, "nath", Encoding::Utf16);
+        let r = finding_range(&index, tree.as_ref(), 4, "nath", None, Encoding::Utf16);
         let line = index.line(4).unwrap();
         let col_bytes = line.find("new Object()").unwrap();
         let col_utf16: u32 = line[..col_bytes].chars().map(|c| c.len_utf16() as u32).sum();
         // The string concatenation `"é𝄞" + xs.length` is a binary expression, ranked after `new`.
         assert_eq!((r.start.line, r.start.character), (4, col_utf16));
         assert_eq!(r.end.character - r.start.character, "new Object()".len() as u32);
-        let r8 = finding_range(&index, tree.as_ref(), 4, "nath", Encoding::Utf8);
+        let r8 = finding_range(&index, tree.as_ref(), 4, "nath", None, Encoding::Utf8);
         assert_eq!(r8.start.character, col_bytes as u32, "UTF-8 counts bytes");
         assert_ne!(r8.start.character, r.start.character);
-        let copy = finding_range(&index, tree.as_ref(), 5, "copy-chain", Encoding::Utf16);
+        let copy = finding_range(&index, tree.as_ref(), 5, "copy-chain", None, Encoding::Utf16);
         assert_eq!(
             &index.line(5).unwrap()[copy.start.character as usize..copy.end.character as usize],
             "xs[0] = xs[1]"
         );
         // No expression of a wanted kind: the trimmed line.
-        let fallback = finding_range(&index, tree.as_ref(), 1, "nath", Encoding::Utf16);
+        let fallback = finding_range(&index, tree.as_ref(), 1, "nath", None, Encoding::Utf16);
         assert_eq!((fallback.start.character, fallback.end.character), (0, 9));
+    }
+
+    /// The expression the report names is the range: the call, not an argument that happens to be
+    /// of a kind ranked higher (a concatenation, a `new`).
+    #[test]
+    fn the_named_expression_is_the_range() {
+        let src = "class A {\n    void f(String f, String pkg, java.util.List<String> ret, String[] parts, int[] out) {\n        ret.add(f.substring(pkg.length() + 1).toUpperCase());\n        for (int i = 0; i < 3; i++) out[i] = Integer.parseInt(parts[i].substring(parts[i].indexOf('=') + 1));\n        String s = f.trim()\n            .substring(1, 3);\n        Object o = java.util.List.of(new StringBuilder(\"a\" + f), new java.util.HashMap<String, Integer>());\n        Runnable r = () -> {}; String t = \"x\" + f + pkg;\n    }\n}\n";
+        let index = LineIndex::new(src.to_string());
+        let tree = parse(src);
+        let span = |line: usize, kind: &str, expression: Option<&str>| {
+            let (s, e) = finding_span(&index, tree.as_ref(), line, kind, expression).unwrap();
+            src[s..e].to_string()
+        };
+        let cases = [
+            (2, "nath", Some("String.substring(…)"), "f.substring(pkg.length() + 1)"),
+            (2, "low-utility", Some("List.add(…)"), "ret.add(f.substring(pkg.length() + 1).toUpperCase())"),
+            (2, "nath", Some("String.toUpperCase()"), "f.substring(pkg.length() + 1).toUpperCase()"),
+            (3, "nath", Some("String.substring(…)"), "parts[i].substring(parts[i].indexOf('=') + 1)"),
+            // The call's receiver starts a line above: the squiggle starts at the method's name.
+            (5, "nath", Some("String.substring(…)"), "substring(1, 3)"),
+            (6, "nath", Some("new HashMap(…)"), "new java.util.HashMap<String, Integer>()"),
+            (6, "lifetime", Some("new StringBuilder(…)"), "new StringBuilder(\"a\" + f)"),
+            (6, "nath", Some("the string concatenation"), "\"a\" + f"),
+            (7, "lifetime", Some("the lambda (a Runnable)"), "() -> {}"),
+            (7, "nath", Some("the string concatenation"), "\"x\" + f + pkg"),
+            // Words with no syntax of their own, or a call the line does not have: the kind decides.
+            (2, "nath", Some("boxing to Integer"), "pkg.length() + 1"),
+            (2, "nath", Some("String.strip()"), "pkg.length() + 1"),
+        ];
+        for (line, kind, expression, want) in cases {
+            assert_eq!(span(line, kind, expression), want, "{kind} {expression:?} on line {line}");
+        }
     }
 
     #[test]

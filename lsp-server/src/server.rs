@@ -59,32 +59,48 @@ impl Backend {
     }
 }
 
-/// The chain a command is about and the hop the cursor is on: `[uri, {line, character}]`.
 /// A command's first argument: the document it acts on.
 fn arg_uri(args: &[serde_json::Value]) -> Option<Uri> {
     serde_json::from_value(args.first()?.clone()).ok()
 }
 
-fn chain_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a Mapped, Option<usize>)> {
+/// The finding a command is about, and the stop of its walk the cursor is on:
+/// `[uri, position, {finding}]`. A lens names its finding (`finding`: its key, as in the
+/// diagnostic's data); else the cursor's line decides: a copy chain on it, else a finding on it
+/// with places to walk, else a finding one of whose places is on it (chains first), else the
+/// file's first chain, its first finding with places, its first finding.
+fn finding_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a Mapped, Option<usize>)> {
     let uri = arg_uri(args)?;
     let pos: Position = args.get(1).and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
-    // The finding on the cursor's line, else one with a hop there, else the file's first chain.
-    let on_line = snap.findings_in(&uri).find(|m| m.range.start.line == pos.line && m.finding.kind == "copy-chain");
-    if let Some(m) = on_line {
-        return Some((m, Some(0)));
-    }
-    for m in snap.findings.iter().filter(|m| m.finding.kind == "copy-chain") {
-        if let Some(i) = stops(m).iter().position(|(u, r)| *u == uri && r.start.line == pos.line) {
-            return Some((m, Some(i)));
+    let at_cursor = |m: &Mapped| m.uri == uri && m.range.start.line == pos.line;
+    if let Some(key) = args.get(2).and_then(|o| o.get("finding")).and_then(|k| k.as_str()) {
+        // Two findings may share a key (one kind, one bytecode): the one where the lens is.
+        let named: Vec<&Mapped> = snap.findings.iter().filter(|m| m.key == key).collect();
+        if let Some(m) = named.iter().find(|m| at_cursor(m)).or(named.first()) {
+            return Some((m, at_cursor(m).then_some(0)));
         }
     }
+    let is_chain = |m: &Mapped| m.finding.kind == "copy-chain";
+    let has_places = |m: &Mapped| !m.related.is_empty();
+    let on_line: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| at_cursor(m)).collect();
+    if let Some(m) = on_line.iter().find(|m| is_chain(m)).or_else(|| on_line.iter().find(|m| has_places(m))) {
+        return Some((m, Some(0)));
+    }
+    for chains in [true, false] {
+        for m in snap.findings.iter().filter(|m| is_chain(m) == chains) {
+            if let Some(i) = stops(m).iter().position(|(u, r)| *u == uri && r.start.line == pos.line) {
+                return Some((m, Some(i)));
+            }
+        }
+    }
+    let in_file: Vec<&Mapped> = snap.findings_in(&uri).collect();
     let any =
-        snap.findings_in(&uri).find(|m| m.finding.kind == "copy-chain").or_else(|| snap.findings_in(&uri).next())?;
+        in_file.iter().find(|m| is_chain(m)).or_else(|| in_file.iter().find(|m| has_places(m))).or(in_file.first())?;
     Some((any, None))
 }
 
-/// The places a chain walks through: the finding, then each hop's load and store, in order,
-/// consecutive duplicates merged.
+/// The places a walk goes through: the finding, then its places in order (a chain's loads and
+/// stores, a call path's calls), consecutive duplicates merged.
 fn stops(m: &Mapped) -> Vec<(Uri, Range)> {
     let mut out: Vec<(Uri, Range)> = vec![(m.uri.clone(), m.range)];
     for r in &m.related {
@@ -245,7 +261,12 @@ impl LanguageServer for Backend {
                 command: Some(Command {
                     title: to_proto::lens_title(&m.finding),
                     command: "bloatlens.showChain".into(),
-                    arguments: Some(vec![serde_json::json!(m.uri), serde_json::json!(m.range.start)]),
+                    // The finding itself, by its key: the line may hold others.
+                    arguments: Some(vec![
+                        serde_json::json!(m.uri),
+                        serde_json::json!(m.range.start),
+                        serde_json::json!({ "finding": m.key }),
+                    ]),
                 }),
                 data: None,
             });
@@ -364,9 +385,11 @@ impl LanguageServer for Backend {
                 let cursor = args.get(1).and_then(|p| serde_json::from_value::<Position>(p.clone()).ok());
                 // A client walking a chain names it (`{"chain": key}`, from the last answer): the
                 // walk stays on that chain whatever other findings the lines it lands on hold.
-                let named = args.get(2).and_then(|o| o.get("chain")).and_then(|v| v.as_str()).and_then(|key| {
-                    snap.findings.iter().find(|m| m.finding.kind == "copy-chain" && to_proto::key(&m.finding) == key)
-                });
+                let named = args
+                    .get(2)
+                    .and_then(|o| o.get("chain"))
+                    .and_then(|v| v.as_str())
+                    .and_then(|key| snap.findings.iter().find(|m| m.key == key));
                 let found = match named {
                     Some(m) => {
                         let (uri, line) = (arg_uri(&args), cursor.map(|c| c.line));
@@ -375,7 +398,7 @@ impl LanguageServer for Backend {
                             stops(m).iter().position(|(u, r)| Some(u) == uri.as_ref() && Some(r.start.line) == line),
                         ))
                     }
-                    None => chain_at(&snap, &args),
+                    None => finding_at(&snap, &args),
                 };
                 let Some((m, mut at)) = found else { return Ok(None) };
                 let stops = stops(m);
@@ -397,12 +420,17 @@ impl LanguageServer for Backend {
                 };
                 let (uri, range) = stops[i].clone();
                 self.show(uri.clone(), range);
-                let chain = to_proto::key(&m.finding);
-                Ok(Some(serde_json::json!({ "uri": uri, "range": range, "hop": i, "of": stops.len(), "chain": chain })))
+                // What the client says of the step: "stop 2 of 5 of the call path".
+                let message =
+                    format!("stop {} of {} of the {}", i + 1, stops.len(), to_proto::walk_name(&m.finding.kind));
+                Ok(Some(serde_json::json!({
+                    "uri": uri, "range": range, "hop": i, "of": stops.len(), "chain": m.key,
+                    "kind": m.finding.kind, "message": message,
+                })))
             }
             "bloatlens.showChain" => {
                 let snap = self.snapshot();
-                let Some((m, _)) = chain_at(&snap, &args) else { return Ok(None) };
+                let Some((m, _)) = finding_at(&snap, &args) else { return Ok(None) };
                 let hops: Vec<serde_json::Value> =
                     std::iter::once(serde_json::json!({"uri": m.uri, "range": m.range, "role": m.finding.message}))
                         .chain(
@@ -416,7 +444,14 @@ impl LanguageServer for Backend {
                 if let (true, Some(first)) = (reveal, m.related.first()) {
                     self.show(first.uri.clone(), first.range);
                 }
-                Ok(Some(serde_json::json!({ "kind": m.finding.kind, "hops": hops })))
+                // The picker's title: "copy chain · 5 places".
+                let title = format!(
+                    "{} · {} place{}",
+                    to_proto::walk_name(&m.finding.kind),
+                    hops.len(),
+                    if hops.len() == 1 { "" } else { "s" }
+                );
+                Ok(Some(serde_json::json!({ "kind": m.finding.kind, "key": m.key, "title": title, "hops": hops })))
             }
             "bloatlens.suppress" => {
                 let keys: Vec<String> = args.iter().filter_map(|v| v.as_str()).map(String::from).collect();

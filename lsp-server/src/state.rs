@@ -835,13 +835,23 @@ impl State {
                     self.client.show_message(MessageType::WARNING, msg).await;
                 }
                 let chosen = plan.chosen.as_deref().map(|c| format!("; {c}")).unwrap_or_default();
+                let suppressed = report
+                    .findings
+                    .iter()
+                    .filter(|f| f.hidden.is_none() && self.suppressed.contains(&to_proto::key(f)))
+                    .count();
                 self.log(format!(
-                    "profiled {} in {} (javac {}, run {}): {} findings{chosen}",
+                    "profiled {} in {} (javac {}, run {}): {}{chosen}",
                     plan.main_class,
                     human_duration(compile + run),
                     human_duration(compile),
                     human_duration(run),
-                    report.findings.len()
+                    to_proto::findings_summary(
+                        &report.findings,
+                        report.run.settings.min_share,
+                        &self.snap.findings,
+                        suppressed
+                    )
                 ))
                 .await;
                 if !report.tests.is_empty() {
@@ -916,7 +926,9 @@ impl State {
         // Each file's text and syntax tree, read once (None: unreadable).
         type Parsed = Option<(Arc<LineIndex>, Option<tree_sitter::Tree>)>;
         let mut texts: HashMap<PathBuf, Parsed> = HashMap::new();
-        let mut place = |file: &str, line: u32, kind: &str| -> Option<(Uri, Range)> {
+        // A place: the expression the report names there (a call, a `new`), else what `kind` is about.
+        let mut place = |at: &bloatlens_profiler::report::Location, kind: &str| -> Option<(Uri, Range)> {
+            let (file, line) = (at.file.as_deref()?, at.line?);
             let path = roots.iter().map(|r| r.join(file)).find(|p| p.is_file())?;
             let uri = to_proto::uri_of(&path)?;
             let entry = texts.entry(path.clone()).or_insert_with(|| {
@@ -929,7 +941,8 @@ impl State {
             });
             let (index, tree) = entry.as_ref()?;
             let line = line.saturating_sub(1) as usize;
-            Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, enc)))
+            let expression = at.expression.as_deref();
+            Some((uri, mapping::finding_range(index, tree.as_ref(), line, kind, expression, enc)))
         };
         let mut out = Vec::new();
         // Hidden findings (work done once, a share under `minShare`) stay in the report only.
@@ -938,13 +951,12 @@ impl State {
             if self.suppressed.contains(&key) {
                 continue;
             }
-            let (Some(file), Some(line)) = (f.location.file.as_deref(), f.location.line) else { continue };
-            let Some((uri, range)) = place(file, line, &f.kind) else { continue };
+            let Some((uri, range)) = place(&f.location, &f.kind) else { continue };
             let related = f
                 .related
                 .iter()
                 .filter_map(|r| {
-                    let (uri, range) = place(r.location.file.as_deref()?, r.location.line?, &f.kind)?;
+                    let (uri, range) = place(&r.location, &f.kind)?;
                     Some(RelatedPlace { uri, range, role: r.role.clone() })
                 })
                 .collect();

@@ -2,7 +2,7 @@
 //! The only module that knows both the report and the protocol.
 
 use crate::state::{Mapped, Snapshot, Status};
-use bloatlens_profiler::report::{kind_label, Finding};
+use bloatlens_profiler::report::{human_bytes, kind_label, Finding};
 use tower_lsp_server::ls_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
@@ -65,37 +65,132 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
     }
 }
 
-/// `copy chain · 3 hops · 1.2 MB copied`, `NATH · 500 objects never reach the heap`.
-pub fn lens_title(f: &Finding) -> String {
-    // Counts may be stored as floats (cost-benefit's sums): round those.
-    let n = |k: &str| f.evidence.get(k).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.round() as u64)));
-    let n = |k: &str| n(k).unwrap_or(0);
-    match f.kind.as_str() {
-        "copy-chain" => {
-            let hops = n("hops");
-            format!("copy chain · {hops} hop{} · {} copied", if hops == 1 { "" } else { "s" }, bytes(n("volume")))
-        }
-        "clone" => format!("clone · {} copied", bytes(n("volume"))),
-        "nath" => format!("NATH · {} objects never reach the heap", n("instances")),
-        "mostly-nath" => {
-            format!("mostly NATH · {} of {} objects never reach the heap", n("nath_objects"), n("instances"))
-        }
-        "never-used" => format!("never used · {} objects", n("instances")),
-        "rarely-used" => format!("rarely used · {} of {} objects", n("used_objects"), n("instances")),
-        "write-read-imbalance" => format!("{} heap writes · {} reads", n("heap_writes"), n("heap_reads")),
-        "lifetime" => format!(
-            "lifetime: {} · {} objects",
-            f.evidence.get("class").and_then(|c| c.as_str()).unwrap_or("?"),
-            n("instances")
-        ),
-        "low-utility" => format!("low utility · costs {} · used {}", n("n_rac"), n("n_rab")),
-        "bottleneck" => {
-            let share = f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0);
-            let metric = f.evidence.get("metric").and_then(|v| v.as_str()).unwrap_or("instructions");
-            format!("bottleneck · {:.0}% of {metric}{}", share * 100.0, change(f).unwrap_or_default())
-        }
-        other => other.to_string(),
+/// A figure of the finding's evidence as a count: stored counts, and sums stored as floats
+/// (cost-benefit's) rounded; `None` when the finding does not have it.
+fn num(f: &Finding, key: &str) -> Option<u64> {
+    let v = f.evidence.get(key)?;
+    v.as_u64().or_else(|| v.as_f64().filter(|x| x.is_finite()).map(|x| x.max(0.0).round() as u64))
+}
+
+fn text<'f>(f: &'f Finding, key: &str) -> Option<&'f str> {
+    f.evidence.get(key).and_then(|v| v.as_str())
+}
+
+fn flag(f: &Finding, key: &str) -> Option<bool> {
+    f.evidence.get(key).and_then(|v| v.as_bool())
+}
+
+/// `1,500`.
+fn count(n: u64) -> String {
+    bloatlens_profiler::analysis::words::count(n)
+}
+
+/// `once`, `twice`, `3 times`.
+fn times(n: u64) -> String {
+    match n {
+        1 => "once".into(),
+        2 => "twice".into(),
+        n => format!("{} times", count(n)),
     }
+}
+
+/// `5.7%`: a share of the run.
+fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// A kind's name at the start of a sentence: `Copy chain`, `NATH`, `Written, not read`.
+fn label_capitalized(kind: &str) -> String {
+    let label = kind_label(kind);
+    let mut chars = label.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+/// What a finding's lens says, in words and with its main figures: `Copy chain: 500 values (2 KB)
+/// copied once`, `NATH: 500 temporary objects, never stored`, `Low-utility structure: 2,000 built
+/// for 4,204,004 instructions, used for 2,022,002`. A finding without the figures its kind is told
+/// with says what a fix saves.
+pub fn lens_title(f: &Finding) -> String {
+    lens_words(f)
+        .unwrap_or_else(|| format!("{}: a fix saves {} of the run", label_capitalized(&f.kind), percent(f.share)))
+}
+
+fn lens_words(f: &Finding) -> Option<String> {
+    let n = |k: &str| num(f, k);
+    Some(match f.kind.as_str() {
+        "copy-chain" => {
+            let size = n("volume").map(|v| format!(" ({})", human_bytes(v))).unwrap_or_default();
+            format!("Copy chain: {} values{size} copied {}", count(n("frequency")?), times(n("hops")?))
+        }
+        "clone" => format!("Clone: {} copied field by field", human_bytes(n("volume")?)),
+        "nath" => format!("NATH: {} temporary objects, never stored", count(n("instances")?)),
+        "mostly-nath" => {
+            format!("Mostly NATH: {} of {} objects never stored", count(n("nath_objects")?), count(n("instances")?))
+        }
+        "never-used" => format!("Never used: none of {} objects is ever used", count(n("instances")?)),
+        "rarely-used" => {
+            format!("Rarely used: only {} of {} objects used", count(n("used_objects")?), count(n("instances")?))
+        }
+        "write-read-imbalance" => {
+            format!("Written, not read: {} stores, {} reads back", count(n("heap_writes")?), count(n("heap_reads")?))
+        }
+        "lifetime" => {
+            let all = n("instances")?;
+            match text(f, "class")? {
+                "short" => format!("Lifetime: {} short-lived temporaries", count(all)),
+                "long" => format!("Lifetime: {} objects live long", count(all)),
+                "immortal" if flag(f, "growing") == Some(true) => {
+                    format!("Lifetime: {} objects kept to the end, still growing", count(n("immortal").unwrap_or(all)))
+                }
+                "immortal" => format!("Lifetime: {} of {} objects live to the end", count(n("immortal")?), count(all)),
+                "mixed" => format!("Lifetime: {} objects, short-lived for some callers, long for others", count(all)),
+                _ => format!("Lifetime: {} objects die soon after a young collection", count(all)),
+            }
+        }
+        "low-utility" => match flag(f, "only_size") {
+            Some(true) => format!("Low utility: {} collections only asked for their size", count(n("instances")?)),
+            Some(false) => format!("Low utility: {} collections filled, never read", count(n("instances")?)),
+            None => {
+                let unread: Vec<&str> = unread_fields(f);
+                match n("unread_cost") {
+                    Some(cost) if cost > 0 && !unread.is_empty() => {
+                        format!(
+                            "Low utility: {} never read, {} instructions to compute",
+                            unread.join(", "),
+                            count(cost)
+                        )
+                    }
+                    _ => {
+                        let built = n("instances").map(|i| format!(" {} built", count(i))).unwrap_or_default();
+                        let used = match n("n_rab") {
+                            Some(0) | None => "never used".to_string(),
+                            Some(b) => format!("used for {}", count(b)),
+                        };
+                        format!("Low-utility structure:{built} for {} instructions, {used}", count(n("n_rac")?))
+                    }
+                }
+            }
+        },
+        "bottleneck" => {
+            let share = f.evidence.get("share").and_then(|v| v.as_f64())?;
+            let metric = match text(f, "metric").unwrap_or("instructions") {
+                "bytes" => "allocated bytes",
+                "copies" => "heap copies",
+                other => other,
+            };
+            format!("Bottleneck: {:.0}% of the run's {metric}{}", share * 100.0, change(f).unwrap_or_default())
+        }
+        _ => return None,
+    })
+}
+
+/// The fields of a structure nothing reads, by their names (`checksum`, not `Summary.checksum`).
+fn unread_fields(f: &Finding) -> Vec<&str> {
+    f.evidence
+        .get("unread_fields")
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
+        .unwrap_or_default()
 }
 
 /// ` · ▲ 35% since the last run` when the run was compared with an earlier one.
@@ -112,17 +207,20 @@ fn change(f: &Finding) -> Option<String> {
     Some(format!(" · {} {:.0}% since the last run", if pct > 0.0 { "▲" } else { "▼" }, pct.abs()))
 }
 
-pub fn bytes(b: u64) -> String {
-    match b {
-        0..=9_999 => format!("{b} B"),
-        10_000..=9_999_999 => format!("{:.1} KB", b as f64 / 1e3),
-        _ => format!("{:.1} MB", b as f64 / 1e6),
+/// How the editor's walk names what it walks through: `copy chain`, `call path`.
+pub fn walk_name(kind: &str) -> String {
+    match kind {
+        "copy-chain" => "copy chain".into(),
+        "clone" => "clone".into(),
+        "bottleneck" => "call path".into(),
+        other => format!("{} finding", kind_label(other)),
     }
 }
 
-/// The hover of a line: its findings, most important first. Each starts with what to change, then
-/// what was seen and what a fix saves; a glossary term is explained the first time it appears;
-/// the raw figures come last, under "Details".
+/// The hover of a line: its findings, most important first. Each starts with what to change (the
+/// diagnostic above it in the editor already says what was seen), then the kind and what a fix
+/// saves, its name explained the first time it appears; the figures come last, under "Details",
+/// in words and in one format (counts with separators, sizes as `347 KB`).
 pub fn hover_markdown(hits: &[&Mapped]) -> String {
     let mut md = String::new();
     let mut explained = Vec::new();
@@ -131,54 +229,167 @@ pub fn hover_markdown(hits: &[&Mapped]) -> String {
         if i > 0 {
             md.push_str("\n---\n\n");
         }
-        md.push_str(&format!("**Bloatlens · {}** — {}\n\n", kind_label(&f.kind), lens_title(f)));
         if !f.advice.is_empty() {
             md.push_str(&format!("**{}**\n\n", f.advice));
         }
-        md.push_str(&format!("{}\n\n", f.message));
+        md.push_str(&format!(
+            "Bloatlens · {} · a fix saves about {} of the run",
+            kind_label(&f.kind),
+            percent(f.share)
+        ));
+        if m.stale {
+            md.push_str(" · _the file changed since this profile; save to re-profile_");
+        }
+        md.push_str("\n\n");
         if let Some(term) = bloatlens_profiler::report::glossary(&f.kind).filter(|t| !explained.contains(t)) {
             md.push_str(&format!("_{term}_\n\n"));
             explained.push(term);
         }
-        md.push_str(&format!("Fixing it would save about {:.1}% of the run.\n\n", f.share * 100.0));
-        if m.stale {
-            md.push_str("_The file changed since this profile; save to re-profile._\n\n");
-        }
     }
-    md.push_str("\n---\n\n**Details**\n\n");
+    md.push_str("---\n\n**Details**\n\n");
     for m in hits {
         md.push_str(&details(m));
     }
     md
 }
 
-/// Evidence that is bookkeeping for triage and the editor, not a figure for the reader.
-const NOT_FIGURES: [&str; 13] = [
-    "path",
-    "histogram",
-    "calls",
-    "fields",
-    "also",
-    "merge_key",
-    "user_data",
-    "handled_by_user",
-    "made_by_library",
-    "field",
-    "suggestion",
-    "leak",
-    "fields_copied",
+/// How a figure reads.
+#[derive(Clone, Copy)]
+enum Form {
+    Count,
+    Bytes,
+    /// A share of the run (0.18 → `18.0%`).
+    Share,
+    /// `8.0×`; a ratio with nothing below it (`"inf"`) reads `∞`.
+    Ratio,
+    /// A signed count (`+1,200`, `-300`).
+    Change,
+    /// Words as they are (`same arguments`).
+    Words,
+    /// A type as the source writes it (`Main$Stats` → `Stats`).
+    Type,
+    /// Shown only when true (`yes`).
+    Yes,
+    /// A lifetime class (`short`, `immortal`) as it reads.
+    Lifetime,
+}
+
+/// The figures a hover shows, in this order, named as a reader would: (evidence key, name, form,
+/// shown when zero). Anything else in the evidence is bookkeeping (graph nodes, merge keys, the
+/// places of the work, sites with their descriptors) and stays in the JSON report.
+const FIGURES: &[(&str, &str, Form, bool)] = &[
+    ("type", "type", Form::Type, true),
+    ("instances", "objects", Form::Count, true),
+    ("nath_objects", "objects never stored", Form::Count, true),
+    ("used_objects", "objects used", Form::Count, true),
+    ("heap_writes", "stores into fields", Form::Count, true),
+    ("heap_reads", "reads from fields", Form::Count, true),
+    ("ratio", "stores per read", Form::Ratio, true),
+    ("frequency", "values copied", Form::Count, true),
+    ("hops", "copies per value", Form::Count, true),
+    ("volume", "bytes copied", Form::Bytes, true),
+    ("source", "copied from", Form::Words, true),
+    ("target", "copied into", Form::Words, true),
+    ("n_rac", "cost to build (instructions)", Form::Count, true),
+    ("n_rab", "use (instructions)", Form::Count, true),
+    ("avoidable_cost", "instructions a fix saves", Form::Count, false),
+    ("unread_cost", "instructions the unread fields cost", Form::Count, false),
+    ("contexts", "calling contexts", Form::Count, false),
+    ("class", "lifetime", Form::Lifetime, true),
+    ("short", "objects dead young", Form::Count, false),
+    ("medium", "objects dead after a young collection", Form::Count, false),
+    ("long", "objects long-lived", Form::Count, false),
+    ("immortal", "objects alive at the end", Form::Count, false),
+    ("growing", "still growing at the end", Form::Yes, false),
+    ("retained_bytes", "bytes alive at the end", Form::Bytes, false),
+    ("collections", "young collections in the run", Form::Count, false),
+    ("bytes", "bytes allocated", Form::Bytes, true),
+    ("internal_bytes", "bytes the library allocated for it", Form::Bytes, false),
+    ("share", "share of the run", Form::Share, true),
+    ("cum", "on the path", Form::Count, true),
+    ("base", "in the path's own frames", Form::Count, true),
+    ("overlap", "shared with other bottlenecks", Form::Count, false),
+    ("total", "in the whole run", Form::Count, true),
+    ("cum_before", "on the path in the last run", Form::Count, true),
+    ("cum_change", "change since the last run", Form::Change, true),
+    ("repeated", "repeated work", Form::Words, true),
+    ("line_ran", "times the line ran", Form::Count, true),
 ];
 
-/// A finding's figures with readable names, its lifetimes, fields, call path and places.
+/// A figure's name for this finding: a copy chain's `bytes` are a value's size; a bottleneck's
+/// counts are of its metric (`instructions on the path`).
+fn figure_name(f: &Finding, key: &str, name: &str) -> String {
+    match (f.kind.as_str(), key) {
+        ("copy-chain", "bytes") => "bytes per value".into(),
+        ("copy-chain", "volume") => "bytes copied per hop".into(),
+        ("bottleneck", "cum" | "base" | "overlap" | "total" | "cum_before") => {
+            let metric = match text(f, "metric").unwrap_or("instructions") {
+                "bytes" => "bytes allocated",
+                "copies" => "heap copies",
+                other => other,
+            };
+            format!("{metric} {name}")
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// A figure as it reads, or `None` when there is nothing to show (missing, null, zero where zero
+/// says nothing, false).
+fn figure_value(f: &Finding, key: &str, form: Form, zero: bool) -> Option<String> {
+    let v = f.evidence.get(key).filter(|v| !v.is_null())?;
+    let n = num(f, key);
+    if !zero && n == Some(0) {
+        return None;
+    }
+    Some(match form {
+        Form::Count => count(n?),
+        Form::Bytes => human_bytes(n?),
+        Form::Share => percent(v.as_f64()?),
+        Form::Ratio => match v.as_f64() {
+            Some(x) if x >= 100.0 => format!("{}×", count(x.round() as u64)),
+            Some(x) => format!("{x:.1}×"),
+            None => "∞".into(),
+        },
+        Form::Change => {
+            let d = v.as_i64()?;
+            format!(
+                "{}{}",
+                if d > 0 {
+                    "+"
+                } else if d < 0 {
+                    "-"
+                } else {
+                    ""
+                },
+                count(d.unsigned_abs())
+            )
+        }
+        Form::Words => v.as_str()?.to_string(),
+        Form::Type => bloatlens_profiler::analysis::words::source_type(v.as_str()?),
+        Form::Yes => v.as_bool()?.then(|| "yes".to_string())?,
+        Form::Lifetime => match v.as_str()? {
+            "short" => "short: dead before the next young collection".into(),
+            "medium" => "medium: dead soon after a young collection".into(),
+            "long" => "long: survives many young collections".into(),
+            "immortal" => "to the end of the run".into(),
+            "mixed" => "differs by caller".into(),
+            other => other.to_string(),
+        },
+    })
+}
+
+/// A finding's figures, its lifetimes, the fields it costs, its call path and places.
 fn details(m: &Mapped) -> String {
     let f = &m.finding;
-    let mut md = format!("{} figures:\n\n| figure | value |\n|---|---|\n", kind_label(&f.kind));
-    for (k, v) in &f.evidence {
-        if NOT_FIGURES.contains(&k.as_str()) {
-            continue;
+    let mut md = format!("**{}**\n\n| figure | value |\n|---|---|\n", label_capitalized(&f.kind));
+    for &(key, name, form, zero) in FIGURES {
+        if let Some(value) = figure_value(f, key, form, zero) {
+            md.push_str(&format!("| {} | {value} |\n", figure_name(f, key, name)));
         }
-        let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-        md.push_str(&format!("| {} | {v} |\n", figure_name(k)));
+    }
+    if let Some(names) = Some(unread_fields(f)).filter(|n| !n.is_empty()) {
+        md.push_str(&format!("| fields never read | {} |\n", names.join(", ")));
     }
     let rows = bloatlens_profiler::report::histogram_rows(f);
     if !rows.is_empty() {
@@ -190,9 +401,13 @@ fn details(m: &Mapped) -> String {
         md.push_str("```\n");
     }
     if let Some(fields) = f.evidence.get("fields").and_then(|v| v.as_array()) {
-        md.push_str("\n| field | cost (instructions) | used (instructions) |\n|---|---|---|\n");
+        md.push_str("\n| field | cost (instructions) | use (instructions) |\n|---|---|---|\n");
+        let figure = |v: &serde_json::Value| {
+            v.as_f64().filter(|x| x.is_finite()).map(|x| count(x.max(0.0).round() as u64)).unwrap_or_default()
+        };
         for row in fields.iter().take(8) {
-            md.push_str(&format!("| {} | {} | {} |\n", row["field"].as_str().unwrap_or("?"), row["rac"], row["rab"]));
+            let name = row["field"].as_str().unwrap_or("");
+            md.push_str(&format!("| {name} | {} | {} |\n", figure(&row["rac"]), figure(&row["rab"])));
         }
     }
     if let Some(calls) = f.evidence.get("calls").and_then(|v| v.as_array()) {
@@ -201,7 +416,10 @@ fn details(m: &Mapped) -> String {
         md.push_str(&format!("\nCall path: `{}`\n", names.join(" → ")));
     }
     if !m.related.is_empty() {
-        md.push_str("\n| where | what |\n|---|---|\n");
+        md.push_str(&format!(
+            "\nIts places (*Next Hop* walks the {}: Ctrl+F8 in VS Code):\n\n| where | what |\n|---|---|\n",
+            walk_name(&f.kind)
+        ));
         for r in &m.related {
             let name = r.uri.path().as_str().rsplit('/').next().unwrap_or("").to_string();
             md.push_str(&format!("| {name}:{} | {} |\n", r.range.start.line + 1, r.role));
@@ -211,30 +429,35 @@ fn details(m: &Mapped) -> String {
     md
 }
 
-/// An evidence key as a reader names the figure (`instances` → `objects`).
-fn figure_name(key: &str) -> String {
-    match key {
-        "instances" => "objects".into(),
-        "bytes" => "bytes allocated".into(),
-        "nath_objects" => "objects never stored".into(),
-        "used_objects" => "objects used".into(),
-        "heap_writes" => "stores into fields".into(),
-        "heap_reads" => "reads from fields".into(),
-        "call_return_nodes" => "calls and returns it passes".into(),
-        "heap_nodes" => "fields it passes".into(),
-        "n_rac" => "cost to build (instructions)".into(),
-        "n_rab" => "use (instructions)".into(),
-        "rate" => "cost per use".into(),
-        "frequency" => "values copied".into(),
-        "hops" => "copies per value".into(),
-        "volume" => "bytes copied".into(),
-        "waste_factor" => "copies per computation".into(),
-        "cum" => "cost of the path".into(),
-        "base" => "cost in the path's own frames".into(),
-        "line_ran" => "times the line ran".into(),
-        "internal_bytes" => "bytes the library allocated for it".into(),
-        "retained_bytes" => "bytes alive at the end".into(),
-        other => other.replace('_', " "),
+/// What the log says of a run's findings: how many, how many the editor shows (and on how many
+/// lines, one problem a line) and why it does not show the others: `19 findings, 5 shown (14
+/// under 1% of the run)`. `findings`: the report's (`min_share`, its setting); `suppressed`:
+/// those the triage shows that the user suppressed.
+pub fn findings_summary(findings: &[Finding], min_share: f64, shown: &[Mapped], suppressed: usize) -> String {
+    let total = findings.len();
+    if total == 0 {
+        return "no findings".into();
+    }
+    let lines: std::collections::HashSet<(&Uri, u32)> = shown.iter().map(|m| (&m.uri, m.range.start.line)).collect();
+    let hidden = bloatlens_profiler::triage::hidden_reasons(findings, min_share);
+    let mut why: Vec<String> = hidden.iter().map(|(words, n)| format!("{n} {words}")).collect();
+    if suppressed > 0 {
+        why.push(format!("{suppressed} suppressed"));
+    }
+    let unplaced = total.saturating_sub(hidden.iter().map(|(_, n)| n).sum::<usize>() + suppressed + shown.len());
+    if unplaced > 0 {
+        why.push(format!("{unplaced} outside the workspace's sources"));
+    }
+    let on = if lines.len() < shown.len() { format!(" on {} lines", lines.len()) } else { String::new() };
+    match (total, why.is_empty()) {
+        (1, true) => format!("1 finding, shown{on}"),
+        (_, true) => format!("{total} findings, all shown{on}"),
+        (_, false) => format!(
+            "{total} finding{}, {} shown{on} ({})",
+            if total == 1 { "" } else { "s" },
+            shown.len(),
+            why.join(", ")
+        ),
     }
 }
 
@@ -329,21 +552,249 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloatlens_profiler::report::Location;
+    use serde_json::json;
+    use tower_lsp_server::ls_types::{Position, Range};
+
+    /// Findings as the profiler reports them (from the fixtures' runs, their evidence as it is,
+    /// bookkeeping included), each with the lens it gets.
+    fn findings() -> Vec<(Finding, &'static str)> {
+        let at = |line: u32, expression: Option<&str>| {
+            json!({"file": "Main.java", "line": line, "class": "Main", "method": "stage",
+                   "descriptor": "([C[C)V", "bci": 12, "expression": expression})
+        };
+        let cases = [
+            (
+                json!({"kind": "copy-chain", "severity": "warning", "score": 1.0, "share": 0.955,
+                    "message": "177,581 values copied 2 times without computation: char[] elements (line 4) → char[] elements (line 5) → char[] elements (line 6)",
+                    "advice": "Share the collection (or copy it once, outside the loop) instead of copying its elements on every call.",
+                    "location": at(11, None), "related": [],
+                    "evidence": {"bytes": 2, "consumed": false, "field": "elements", "frequency": 177581,
+                        "graph_nodes": [2886, 2887, 2888], "hops": 2, "merge_key": "Main.stage([C[C)V|true",
+                        "path": ["char[] elements (line 4)", "char[] elements (line 5)"], "user_data": true,
+                        "volume": 355162, "waste_factor": 710324}}),
+                "Copy chain: 177,581 values (347 KB) copied twice",
+            ),
+            (
+                json!({"kind": "clone", "severity": "info", "score": 1.0, "share": 0.239,
+                    "message": "355,162 bytes copied from the objects of new char[…] (line 4) into those of new char[…] (line 5): a clone built copy by copy",
+                    "advice": "Share the original (or copy it lazily) instead of rebuilding its object graph copy by copy.",
+                    "location": at(5, Some("new char[…]")), "related": [],
+                    "evidence": {"graph_nodes": [2886, 2887], "source": "new char[…] (line 4)", "target": "new char[…] (line 5)", "volume": 355162}}),
+                "Clone: 347 KB copied field by field",
+            ),
+            (
+                json!({"kind": "nath", "severity": "info", "score": 1.0, "share": 0.025,
+                    "message": "new Stats(…): all 500 objects are temporaries, never stored in a field, array or collection (NATH)",
+                    "advice": "Use the values directly, or build this object once outside the loop: each one lives only for the call that made it.",
+                    "location": at(12, Some("new Stats(…)")), "related": [],
+                    "evidence": {"bytes": 12000, "call_return_nodes": 1, "graph_nodes": [920], "handled_by_user": true,
+                        "heap_nodes": 0, "heap_reads": 0, "heap_writes": 0, "instances": 500, "made_by_library": false,
+                        "nath_objects": 500, "type": "Main$Stats", "used_objects": 500}}),
+                "NATH: 500 temporary objects, never stored",
+            ),
+            (
+                json!({"kind": "write-read-imbalance", "severity": "info", "score": 1.0, "share": 0.051,
+                    "message": "new Buffer(…): stored into fields or collections 400 times but never read back",
+                    "advice": "Drop the structure this fills, or fill it only when needed: what is stored is rarely read back.",
+                    "location": at(13, Some("new Buffer(…)")), "related": [],
+                    "evidence": {"bytes": 326400, "graph_nodes": [921], "heap_reads": 0, "heap_writes": 400,
+                        "instances": 20400, "made_by_library": false, "ratio": "inf", "type": "Main$Buffer"}}),
+                "Written, not read: 400 stores, 0 reads back",
+            ),
+            (
+                json!({"kind": "lifetime", "severity": "info", "score": 1.0, "share": 0.142,
+                    "message": "new Session(…): 3,000 of 3,000 objects live to the end and their number keeps growing: a possible leak",
+                    "advice": "Stop keeping every one of these objects: they accumulate until the end (keep a running summary, or drop them once used).",
+                    "location": at(19, Some("new Session(…)")), "related": [],
+                    "evidence": {"bytes": 72000, "class": "immortal", "collections": 29, "growing": true, "heap_at_end": 507363,
+                        "histogram": [{"from_bytes": 131072, "objects": 64}, {"from_bytes": 1048576, "objects": 2936}],
+                        "immortal": 3000, "instances": 3000, "leak": true, "long": 0, "made_by_library": false, "medium": 0,
+                        "retained_bytes": 72000, "short": 0, "type": "Main$Session", "unclassified": 0, "young_gen_bytes": 1048576}}),
+                "Lifetime: 3,000 objects kept to the end, still growing",
+            ),
+            (
+                json!({"kind": "low-utility", "severity": "info", "score": 1.0, "share": 0.481,
+                    "message": "new Summary(…): its fields checksum, score are never read, yet computing them costs 2,828,002 of the 4,204,004 instructions that build it",
+                    "advice": "Drop the fields nothing reads (checksum, score), or compute them only when asked for.",
+                    "location": at(28, Some("new Summary(…)")), "related": [],
+                    "evidence": {"avoidable_cost": 2828002.0, "contexts": 1, "fields": [{"field": "Summary.checksum", "rab": 0.0, "rac": 2016002.0}],
+                        "instances": 2000, "made_by_library": false, "n_rab": 2022002.0, "n_rac": 4204004.0, "rate": 2.079,
+                        "tree_height": 4, "type": "Main$Summary", "unread_cost": 2828002.0, "unread_everywhere": true,
+                        "unread_fields": ["Summary.checksum", "Summary.score"]}}),
+                "Low utility: checksum, score never read, 2,828,002 instructions to compute",
+            ),
+            (
+                json!({"kind": "low-utility", "severity": "info", "score": 1.0, "share": 0.502,
+                    "message": "Object[] objects made by List.add(…): building it costs 624,412 instructions, for 0 of use",
+                    "advice": "Compute only what is read: most of what building this structure costs is never used (compute it lazily, or do not build it).",
+                    "location": at(15, Some("List.add(…)")), "related": [],
+                    "evidence": {"avoidable_cost": 624412.0, "contexts": 1, "fields": [{"field": "Object[] elements", "rab": 0.0, "rac": 14000.0}],
+                        "instances": 240, "internal_bytes": 64000, "line_ran": 2000, "made_by_library": true, "n_rab": 0.0,
+                        "n_rac": 624412.0, "rate": 624412.0, "tree_height": 4, "type": "java.lang.Object[]", "unread_cost": -0.0,
+                        "unread_everywhere": true, "unread_fields": []}}),
+                "Low-utility structure: 240 built for 624,412 instructions, never used",
+            ),
+            (
+                json!({"kind": "low-utility", "severity": "info", "score": 1.0, "share": 0.014,
+                    "message": "new ArrayList(…): 50 collections filled, then never read: neither their elements nor their size",
+                    "advice": "Stop filling this collection (or fill it only when it is needed): nothing reads it.",
+                    "location": at(11, Some("new ArrayList(…)")), "related": [],
+                    "evidence": {"cost_sites": [["Main", "directoryList", "(Ljava/lang/String;)Ljava/util/List;", 0]],
+                        "instances": 50, "internal_bytes": 4, "only_size": false, "type": "java.util.ArrayList"}}),
+                "Low utility: 50 collections filled, never read",
+            ),
+            (
+                json!({"kind": "bottleneck", "severity": "warning", "score": 1.0, "share": 0.571,
+                    "message": "the calls Main.main → Main.sameGroup take 57% of the run's instructions (10,127,948 of 17,750,844)",
+                    "advice": "Build what this call looks for once (a map or index, before the loop) instead of going over the data on every call.",
+                    "location": at(33, Some("Main.sameGroup(…)")), "related": [],
+                    "evidence": {"base": 2276748, "base_share": 0.128, "calls": ["Main.main([Ljava/lang/String;)V", "Main.sameGroup(Ljava/util/List;I)I"],
+                        "covered_by_all": 0.984, "cum": 10127948, "graph_nodes": [1, 12], "line_ran": 400, "metric": "instructions",
+                        "overlap": 0, "repeated": "scan per iteration", "share": 0.571,
+                        "suggestion": "build what this call looks for once", "total": 17750844, "work_location": null}}),
+                "Bottleneck: 57% of the run's instructions",
+            ),
+            (
+                json!({"kind": "bottleneck", "severity": "warning", "score": 1.0, "share": 0.179,
+                    "message": "the calls Main.main → Main.user → Main.decode take 18% of the run's instructions",
+                    "advice": "Compute this once before the loop (or cache it by its arguments): the call repeats the same work.",
+                    "location": at(17, Some("Main.decode(…)")), "related": [],
+                    "evidence": {"base": 393313, "calls": ["Main.main([Ljava/lang/String;)V", "Main.decode(Ljava/lang/String;)Ljava/util/Map;"],
+                        "cum": 393313, "metric": "instructions", "repeated": "same arguments", "share": 0.179, "total": 2196985,
+                        "work_location": {"bci": 11, "class": "Main", "descriptor": "(Ljava/lang/String;)Ljava/util/Map;",
+                            "expression": "String.split(…)", "file": "Main.java", "line": 9, "method": "decode"}}}),
+                "Bottleneck: 18% of the run's instructions",
+            ),
+        ];
+        cases.into_iter().map(|(f, lens)| (serde_json::from_value(f).expect("a finding"), lens)).collect()
+    }
+
+    fn mapped(f: Finding) -> Mapped {
+        let at = Position { line: f.location.line.unwrap_or(1) - 1, character: 4 };
+        Mapped {
+            key: key(&f),
+            finding: std::sync::Arc::new(f),
+            uri: uri_of(std::path::Path::new("/w/Main.java")).unwrap(),
+            range: Range { start: at, end: Position { character: 20, ..at } },
+            related: Vec::new(),
+            stale: false,
+        }
+    }
+
+    #[test]
+    fn each_kinds_lens_says_what_it_found_in_words() {
+        for (f, lens) in findings() {
+            assert_eq!(lens_title(&f), lens, "{}", f.kind);
+        }
+    }
 
     /// Cost-benefit's sums are floats in the report; the lens shows them as counts.
     #[test]
     fn a_low_utility_lens_rounds_the_sums_to_counts() {
-        let at = Location {
-            file: Some("Main.java".into()),
-            line: Some(3),
-            class: "Main".into(),
-            method: "main".into(),
-            descriptor: "([Ljava/lang/String;)V".into(),
-            bci: 0,
-            expression: None,
-        };
-        let f = Finding::new("low-utility", 1.0, String::new(), at).evidence("n_rac", 6940.4).evidence("n_rab", 0.0);
-        assert_eq!(lens_title(&f), "low utility · costs 6940 · used 0");
+        let (mut f, _) = findings().remove(6);
+        f.evidence.insert("n_rac".into(), json!(6940.4));
+        f.evidence.insert("n_rab".into(), json!(12.6));
+        assert_eq!(lens_title(&f), "Low-utility structure: 240 built for 6,940 instructions, used for 13");
+    }
+
+    /// A finding without the figures its kind is told with: no "costs 0 · used 0".
+    #[test]
+    fn a_lens_without_its_figures_says_what_a_fix_saves() {
+        for (mut f, _) in findings() {
+            f.evidence.clear();
+            f.share = 0.057;
+            let title = lens_title(&f);
+            assert!(title.ends_with(": a fix saves 5.7% of the run"), "{title}");
+            assert!(!title.contains(" 0 "), "{title}");
+        }
+    }
+
+    #[test]
+    fn a_hover_leads_with_the_advice_and_keeps_bookkeeping_out() {
+        for (f, _) in findings() {
+            let m = mapped(f.clone());
+            let md = hover_markdown(&[&m]);
+            let first = md.lines().next().unwrap();
+            assert_eq!(first, format!("**{}**", f.advice), "the advice first:\n{md}");
+            assert!(md.lines().nth(2).unwrap().starts_with(&format!("Bloatlens · {}", kind_label(&f.kind))), "{md}");
+            assert!(!md.contains(&f.message), "the diagnostic says the message already:\n{md}");
+            for bookkeeping in ["null", "Ljava/", ";)", "([", ")V", "(I)", "graph node"] {
+                assert!(!md.contains(bookkeeping), "{bookkeeping} in the hover of {}:\n{md}", f.kind);
+            }
+            // No graph node ids, however written.
+            if let Some(ids) = f.evidence.get("graph_nodes").and_then(|g| g.as_array()) {
+                let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+                for written in [ids.join(", "), ids.join(","), ids.join(" ")] {
+                    assert!(!md.contains(&written), "graph nodes {written} in the hover of {}:\n{md}", f.kind);
+                }
+            }
+            // No evidence key as it is stored (`line_ran`, `n_rac`, `work_location`).
+            for k in f.evidence.keys().filter(|k| k.contains('_')) {
+                assert!(!md.contains(k.as_str()), "{k} in the hover of {}:\n{md}", f.kind);
+            }
+        }
+    }
+
+    #[test]
+    fn a_hovers_figures_read_in_words_and_one_size_format() {
+        let all = findings();
+        let hover = |i: usize| hover_markdown(&[&mapped(all[i].0.clone())]);
+        let chain = hover(0);
+        assert!(chain.contains("| values copied | 177,581 |"), "{chain}");
+        assert!(chain.contains("| bytes copied per hop | 347 KB |"), "{chain}");
+        assert!(chain.contains("| bytes per value | 2 B |"), "{chain}");
+        let nath = hover(2);
+        assert!(nath.contains("| type | Stats |") && nath.contains("| bytes allocated | 12 KB |"), "{nath}");
+        assert!(hover(3).contains("| stores per read | ∞ |"), "{}", hover(3));
+        let leak = hover(4);
+        assert!(
+            leak.contains("| lifetime | to the end of the run |")
+                && leak.contains("| still growing at the end | yes |")
+        );
+        assert!(leak.contains("≥   128 KB") && leak.contains("≥     1 MB"), "{leak}");
+        let fields = hover(5);
+        assert!(fields.contains("| fields never read | checksum, score |"), "{fields}");
+        assert!(fields.contains("| Summary.checksum | 2,016,002 | 0 |"), "{fields}");
+        let path = hover(8);
+        assert!(path.contains("Call path: `Main.main → Main.sameGroup`"), "{path}");
+        assert!(path.contains("| instructions on the path | 10,127,948 |"), "{path}");
+        assert!(path.contains("| share of the run | 57.1% |"), "{path}");
+    }
+
+    #[test]
+    fn a_lines_hover_gives_every_findings_advice_before_the_details() {
+        let all = findings();
+        let (a, b) = (mapped(all[2].0.clone()), mapped(all[4].0.clone()));
+        let md = hover_markdown(&[&a, &b]);
+        let details = md.find("**Details**").unwrap();
+        assert!(md.starts_with(&format!("**{}**", a.finding.advice)), "{md}");
+        assert!(md.find(&b.finding.advice).unwrap() < details, "{md}");
+        assert_eq!(md.matches("Bloatlens · ").count(), 2, "{md}");
+    }
+
+    #[test]
+    fn the_log_says_how_many_findings_are_shown_and_why_not_the_others() {
+        let all: Vec<Finding> = findings().into_iter().map(|(f, _)| f).collect();
+        let mut report = all.clone();
+        for f in report.iter_mut().skip(5) {
+            f.hidden = Some(bloatlens_profiler::triage::SMALL.into());
+        }
+        report[4].hidden = Some(bloatlens_profiler::triage::ONE_TIME.into());
+        let shown: Vec<Mapped> = all[..3].iter().cloned().map(mapped).collect();
+        assert_eq!(
+            findings_summary(&report, 0.01, &shown, 1),
+            "10 findings, 3 shown (5 under 1% of the run, 1 from work done once, 1 suppressed)"
+        );
+        report.truncate(3);
+        assert_eq!(findings_summary(&report, 0.01, &shown, 0), "3 findings, all shown");
+        // Two of them on one line: one problem in the editor.
+        let mut one_line = shown.clone();
+        one_line[1].range = one_line[0].range;
+        assert_eq!(findings_summary(&report, 0.01, &one_line, 0), "3 findings, all shown on 2 lines");
+        assert_eq!(
+            findings_summary(&report, 0.01, &shown[..2], 0),
+            "3 findings, 2 shown (1 outside the workspace's sources)"
+        );
+        assert_eq!(findings_summary(&[], 0.01, &[], 0), "no findings");
     }
 }

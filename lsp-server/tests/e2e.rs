@@ -63,7 +63,7 @@ fn save_publishes_findings_with_lenses_and_hovers() {
 
     let titles = lens_titles(&mut ed, &u);
     assert!(titles.iter().any(|t| t == "▶ Profile with Bloatlens"), "{titles:?}");
-    assert!(titles.iter().any(|t| t.starts_with("NATH · 500 objects")), "{titles:?}");
+    assert!(titles.iter().any(|t| t == "NATH: 500 temporary objects, never stored"), "{titles:?}");
 
     let id = ed.request(
         "textDocument/hover",
@@ -71,10 +71,13 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     );
     let hover = ed.response(id);
     let md = hover["contents"]["value"].as_str().unwrap();
-    assert!(md.contains("**Bloatlens · NATH**") && md.contains("| objects | 500 |"), "{md}");
-    // Advice first, the figures last under their heading, no evidence keys.
-    assert!(md.find("**Details**").unwrap() > md.find("Fixing it would save").unwrap(), "{md}");
-    assert!(!md.contains("call_return_nodes") && !md.contains("merge_key"), "{md}");
+    assert!(md.contains("Bloatlens · NATH") && md.contains("| objects | 500 |"), "{md}");
+    // Advice first (the diagnostic above it says what was seen), the figures last under their
+    // heading, no evidence keys.
+    assert!(md.starts_with("**Use the values directly"), "{md}");
+    assert!(!md.contains(nath["message"].as_str().unwrap()), "the message is the diagnostic's: {md}");
+    assert!(md.find("**Details**").unwrap() > md.find("a fix saves about").unwrap(), "{md}");
+    assert!(!md.contains("call_return_nodes") && !md.contains("merge_key") && !md.contains("graph"), "{md}");
     ed.finish();
 }
 
@@ -89,6 +92,7 @@ fn chain_commands_walk_the_hops_with_show_document() {
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.nextHop", "arguments": [u, start]}));
     let (result, shown) = ed.command_showing(id);
     assert_eq!(result["hop"], 1);
+    assert_eq!(result["message"], format!("stop 2 of {} of the copy chain", result["of"]), "{result}");
     let load_line = line_of(&src, "char c = from[i];");
     assert_eq!(shown["selection"]["start"]["line"], load_line, "the first hop's load");
     assert_eq!(shown["uri"], u);
@@ -119,6 +123,112 @@ fn chain_commands_walk_the_hops_with_show_document() {
     let (chain, _) = ed.command_showing(id);
     assert_eq!(chain["kind"], "copy-chain");
     assert!(chain["hops"].as_array().unwrap().len() >= 3, "{chain}");
+    ed.finish();
+}
+
+/// Every finding's lens opens that finding: its command names it, whatever else its line or the
+/// file holds (a clone's lens used to open the file's copy chain; a low-utility lens, the file's
+/// first finding). The places come back as VS Code's picker asks for them (`reveal: false`).
+#[test]
+fn a_lens_opens_its_own_finding() {
+    for fixture_name in ["two_hop_char_copy", "list_for_null_check", "repeated_work"] {
+        let src = fixture(fixture_name);
+        let mut ed = start(&[("Main.java", &src)], json!({"maxLensesPerFile": 10}));
+        let u = ed.open("Main.java");
+        let diags = save_and_profile(&mut ed, &u);
+        let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+        let lenses = ed.response(id);
+        let findings: Vec<&Value> =
+            lenses.as_array().unwrap().iter().filter(|l| l["command"]["command"] == "bloatlens.showChain").collect();
+        assert!(findings.len() >= 2, "{fixture_name}: {lenses}");
+        for lens in findings {
+            let mut args = lens["command"]["arguments"].as_array().unwrap().clone();
+            let key =
+                args[2]["finding"].as_str().unwrap_or_else(|| panic!("the lens names its finding: {lens}")).to_string();
+            args[2]["reveal"] = json!(false);
+            let id =
+                ed.request("workspace/executeCommand", json!({"command": "bloatlens.showChain", "arguments": args}));
+            let places = ed.response(id);
+            assert_eq!(places["key"], key, "{fixture_name}: {lens} opened {places}");
+            assert_eq!(places["hops"][0]["range"], lens["range"], "{fixture_name}: {lens} opened {places}");
+            // The finding the line's diagnostic data lists (a line's lens is its top finding).
+            let line = lens["range"]["start"]["line"].clone();
+            let diag =
+                diags.iter().find(|d| d["range"]["start"]["line"] == line).expect("a diagnostic on the lens's line");
+            assert_eq!(places["kind"].as_str(), key.split('|').next(), "{places}");
+            assert!(diag["data"]["keys"].as_array().unwrap().contains(&json!(key)), "{diag}");
+            let title = places["title"].as_str().unwrap();
+            assert!(
+                title.ends_with(&format!(
+                    " · {} place{}",
+                    places["hops"].as_array().unwrap().len(),
+                    if places["hops"].as_array().unwrap().len() == 1 { "" } else { "s" }
+                )),
+                "{title}"
+            );
+        }
+        ed.finish();
+    }
+}
+
+/// Next Hop walks whatever the finding on the line has places for, and says what it walks: a
+/// bottleneck's call path is not a copy chain.
+#[test]
+fn next_hop_on_a_call_path_says_call_path() {
+    let src = fixture("decode_whole_map");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    let diags = save_and_profile(&mut ed, &u);
+    let path = diags.iter().find(|d| d["code"] == "bottleneck").expect("the bottleneck");
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.nextHop", "arguments": [u, path["range"]["start"]]}),
+    );
+    let (result, shown) = ed.command_showing(id);
+    assert_eq!(result["kind"], "bottleneck", "{result}");
+    assert!(result["of"].as_u64().unwrap() >= 2, "{result}");
+    assert_eq!(result["message"], format!("stop 2 of {} of the call path", result["of"]), "{result}");
+    assert_eq!(shown["selection"], result["range"]);
+    ed.finish();
+}
+
+/// A call's finding covers the call (`parts[i].substring(…)`), not an argument of it that is of a
+/// kind ranked higher elsewhere (the concatenation or sum inside it).
+#[test]
+fn a_calls_squiggle_covers_the_call() {
+    let src = fixture("repeated_work");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    ed.save(&u);
+    ed.progress();
+    let diags = ed.diagnostics(&u);
+    let log = ed.notification("window/logMessage");
+    let line = line_of(&src, "out[i] = Integer.parseInt(parts[i].substring(");
+    let nath = diags.iter().find(|d| d["range"]["start"]["line"] == line).expect("the substring's NATH finding");
+    assert_eq!(nath["code"], "nath", "{nath}");
+    let text = src.lines().nth(line as usize).unwrap();
+    let (start, end) =
+        (nath["range"]["start"]["character"].as_u64().unwrap(), nath["range"]["end"]["character"].as_u64().unwrap());
+    assert_eq!(&text[start as usize..end as usize], "parts[i].substring(parts[i].indexOf('=') + 1)");
+    // The log says how many findings there are, how many are shown, and why the others are not.
+    let message = log["message"].as_str().unwrap();
+    let counts = message.split("): ").nth(1).unwrap_or_else(|| panic!("{message}"));
+    let (total, rest) = counts.split_once(" findings, ").unwrap_or_else(|| panic!("{message}"));
+    let (shown, why) = rest.split_once(" shown").unwrap_or_else(|| panic!("{message}"));
+    let (total, shown): (usize, usize) = (total.parse().unwrap(), shown.parse().unwrap());
+    assert!(shown > 0 && shown < total, "{message}");
+    let lines = diags.len();
+    assert!(why.starts_with(&format!(" on {lines} lines (")) || (shown == lines && why.starts_with(" (")), "{message}");
+    let hidden: usize = why
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(')')
+        .split(", ")
+        .map(|part| part.split(' ').next().unwrap().parse::<usize>().unwrap_or_else(|_| panic!("{message}")))
+        .sum();
+    assert_eq!(shown + hidden, total, "every finding is accounted for: {message}");
+    assert!(why.contains("under 1% of the run"), "{message}");
     ed.finish();
 }
 
@@ -313,7 +423,7 @@ fn findings_on_one_line_are_one_diagnostic_with_one_hover() {
     let id =
         ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": shared["range"]["start"]}));
     let md = ed.response(id)["contents"]["value"].as_str().unwrap().to_string();
-    let kinds = md.matches("**Bloatlens · ").count();
+    let kinds = md.matches("Bloatlens · ").count();
     assert_eq!(kinds, shared["data"]["keys"].as_array().unwrap().len(), "{md}");
     assert_eq!(md.matches("**Details**").count(), 1, "{md}");
     // Suppressing the line's diagnostic suppresses all its findings.
@@ -515,8 +625,8 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     let line = line_of(&src, "if (!checkPermission(");
     assert_eq!(b["range"]["start"]["line"], line, "at the check's call in handle");
     let titles = lens_titles(&mut ed, &u);
-    let first = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
-    assert!(first.contains("% of instructions") && !first.contains("since"), "{first}");
+    let first = titles.iter().find(|t| t.starts_with("Bottleneck: ")).unwrap_or_else(|| panic!("{titles:?}"));
+    assert!(first.contains("% of the run's instructions") && !first.contains("since"), "{first}");
     let id = ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": b["range"]["start"]}));
     let md = ed.response(id)["contents"]["value"].as_str().unwrap().to_string();
     assert!(md.contains("Call path: `Main.main → Main.handle → Main.checkPermission"), "{md}");
@@ -526,7 +636,7 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     std::fs::write(ed.root.join("Main.java"), &more).unwrap();
     save_and_profile(&mut ed, &u);
     let titles = lens_titles(&mut ed, &u);
-    let again = titles.iter().find(|t| t.starts_with("bottleneck · ")).unwrap_or_else(|| panic!("{titles:?}"));
+    let again = titles.iter().find(|t| t.starts_with("Bottleneck: ")).unwrap_or_else(|| panic!("{titles:?}"));
     assert!(again.contains("▲ 4") || again.contains("▲ 5"), "about +50% since the last run: {again}");
     ed.finish();
 }

@@ -52,10 +52,11 @@ fn neovim_shows_findings_hovers_lenses_and_walks_a_chain() {
     let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain in Neovim");
     assert_eq!(chain["source"], "bloatlens");
     assert_eq!(chain["line"], line_of("to[i] = c;"));
-    assert!(seen["hover"].as_str().unwrap().contains("**Bloatlens · copy chain**"), "{seen:#}");
+    let hover = seen["hover"].as_str().unwrap();
+    assert!(hover.starts_with("**Share ") && hover.contains("Bloatlens · copy chain"), "advice first: {seen:#}");
     let lenses: Vec<&str> = seen["lenses"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
     assert!(lenses.contains(&"▶ Profile with Bloatlens"), "{lenses:?}");
-    assert!(lenses.iter().any(|l| l.starts_with("copy chain · 2 hops")), "{lenses:?}");
+    assert!(lenses.iter().any(|l| l.starts_with("Copy chain: ") && l.ends_with(" copied twice")), "{lenses:?}");
     // Next hop: from the chain's store to the load that started it (1-based rows in Neovim).
     assert_eq!(seen["cursor_after_next_hop"][0], line_of("char c = from[i];") + 1, "{seen:#}");
 }

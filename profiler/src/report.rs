@@ -372,11 +372,56 @@ pub fn human_duration(d: std::time::Duration) -> String {
     }
 }
 
-/// `512 B`, `4 KB`, `2 MB` (powers of 1024, as lifetimes are log2 buckets).
+/// A size as people read it, the one format of the CLI and the editor: `512 B`, `1.5 KB`, `4 KB`,
+/// `347 KB`, `8.6 MB` — powers of 1024 (as the JVM's `-Xmx512m` and the lifetimes' log2 buckets
+/// count), one decimal below 10, none above.
 pub fn human_bytes(b: u64) -> String {
-    match b {
-        0..=1023 => format!("{b} B"),
-        1024..=1048575 => format!("{} KB", b >> 10),
-        _ => format!("{} MB", b >> 20),
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut value = b as f64 / 1024.0;
+    let mut unit = 0;
+    loop {
+        // Rounded as it will be printed, so that 1023.96 KB reads as 1 MB, not 1024 KB.
+        let shown = if value < 9.95 { (value * 10.0).round() / 10.0 } else { value.round() };
+        if shown < 1024.0 || unit == UNITS.len() - 1 {
+            return if shown < 10.0 && shown.fract() != 0.0 {
+                format!("{shown:.1} {}", UNITS[unit])
+            } else {
+                format!("{shown:.0} {}", UNITS[unit])
+            };
+        }
+        value /= 1024.0;
+        unit += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_bytes;
+
+    #[test]
+    fn sizes_read_in_one_format() {
+        let cases = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1 KB"),
+            (1536, "1.5 KB"),
+            (2000, "2 KB"),
+            (8000, "7.8 KB"),
+            (10_188, "9.9 KB"),
+            (10_200, "10 KB"),
+            (40_000, "39 KB"),
+            (355_162, "347 KB"),
+            (1_048_575, "1 MB"),
+            (1 << 20, "1 MB"),
+            (9_000_000, "8.6 MB"),
+            (28_800_000, "27 MB"),
+            (5 << 30, "5 GB"),
+        ];
+        for (b, s) in cases {
+            assert_eq!(human_bytes(b), s, "{b} bytes");
+        }
     }
 }

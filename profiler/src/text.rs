@@ -35,7 +35,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     let r = &report.run;
     let _ = writeln!(
         out,
-        "bloatlens: {} — {} ({}), {} instructions, {:.1} MB allocated, {} ms",
+        "bloatlens: {} — {} ({}), {} instructions, {} allocated, {} ms",
         r.main_class,
         r.outcome,
         match &r.outcome_detail {
@@ -43,7 +43,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             None => format!("exit status {}", r.exit_status),
         },
         r.instructions,
-        r.allocated_bytes as f64 / 1e6,
+        crate::report::human_bytes(r.allocated_bytes),
         r.wall_ms
     );
     if let Some(place) = &r.stopped_at {
@@ -96,15 +96,20 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             quote(&mut out, sources, &rel.location, "       ");
         }
     }
-    let (more, hidden) = (shown.len().saturating_sub(top), report.findings.len() - shown.len());
-    if more + hidden > 0 {
+    let more = shown.len().saturating_sub(top);
+    let hidden = crate::triage::hidden_reasons(&report.findings, report.run.settings.min_share);
+    let rest = more + hidden.iter().map(|(_, n)| n).sum::<usize>();
+    if rest > 0 {
+        let mut why: Vec<String> = Vec::new();
+        if more > 0 {
+            why.push(format!("{more} below the top {top}"));
+        }
+        why.extend(hidden.iter().map(|(words, n)| format!("{n} {words}")));
         let _ = writeln!(
             out,
-            "\nand {} smaller finding{} ({} below the top {top}, {hidden} under {:.1}% of the run or from work done once; all are in --format json)",
-            more + hidden,
-            if more + hidden == 1 { "" } else { "s" },
-            more,
-            report.run.settings.min_share * 100.0
+            "\nand {rest} more finding{} ({}; all are in --format json)",
+            if rest == 1 { "" } else { "s" },
+            why.join(", ")
         );
     }
     if let Some(c) = &report.cost_benefit {

@@ -48,6 +48,40 @@ pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that dro
 pub const SCALAR_REPLACED: &str =
     "a collection's iterator that never leaves its loop: HotSpot's escape analysis removes it (a fix saves nothing there)";
 
+/// Why findings are hidden, in a few words each and counted, the commonest first: `[("under 1% of
+/// the run", 14), ("from work done once", 3)]`. What the CLI's last line and the editor's log say
+/// about the findings they do not show.
+pub fn hidden_reasons(findings: &[Finding], min_share: f64) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for reason in findings.iter().filter_map(|f| f.hidden.as_deref()) {
+        let words = match reason {
+            SMALL => format!("under {} of the run", percent(min_share)),
+            ONE_TIME => "from work done once".into(),
+            ESSENTIAL => "on the program's essential path".into(),
+            STORED_YOUNG => "short-lived objects a structure drops".into(),
+            SCALAR_REPLACED => "loop iterators the JIT removes".into(),
+            other => other.to_string(),
+        };
+        match counts.iter_mut().find(|(w, _)| *w == words) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((words, 1)),
+        }
+    }
+    // Stable: equal counts keep the order in which the report lists them.
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts
+}
+
+/// `1%`, `0.5%`: a setting's share as the reader wrote it.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
+}
+
 pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, settings: &Settings) -> Vec<Finding> {
     // 0. A repeated call path whose innermost line builds a string nobody uses: the fix is to stop
     //    building it there, so that line is the finding's (not the loop that repeats it).
@@ -413,4 +447,39 @@ fn builds_a_string(f: &Finding) -> bool {
     let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
     let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
     builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Location;
+
+    fn hidden(reason: Option<&str>) -> Finding {
+        let at = Location {
+            file: Some("Main.java".into()),
+            line: Some(1),
+            class: "Main".into(),
+            method: "main".into(),
+            descriptor: "([Ljava/lang/String;)V".into(),
+            bci: 0,
+            expression: None,
+        };
+        Finding { hidden: reason.map(String::from), ..Finding::new("nath", 1.0, String::new(), at) }
+    }
+
+    #[test]
+    fn hidden_findings_are_counted_by_reason_in_words() {
+        let findings =
+            [hidden(None), hidden(Some(SMALL)), hidden(Some(ONE_TIME)), hidden(Some(SMALL)), hidden(Some(ESSENTIAL))];
+        assert_eq!(
+            hidden_reasons(&findings, 0.01),
+            vec![
+                ("under 1% of the run".to_string(), 2),
+                ("from work done once".to_string(), 1),
+                ("on the program's essential path".to_string(), 1)
+            ]
+        );
+        assert_eq!(hidden_reasons(&findings, 0.005)[0].0, "under 0.5% of the run");
+        assert!(hidden_reasons(&findings[..1], 0.01).is_empty());
+    }
 }

@@ -1,8 +1,10 @@
 // End to end in the real VS Code workbench: code-server serves it, Debian's Chromium shows it,
 // playwright-core drives it (TESTING.md §3). Installs the packaged .vsix into a fresh profile,
 // opens an untrusted repository first (Restricted Mode: nothing it names runs, a save profiles
-// nothing; trusting it applies its settings), then a fixture workspace, saves a file and checks what a developer sees: squiggles, the
-// Problems panel's related locations, code lenses, a hover, "Next Hop" moving the cursor, and a
+// nothing; trusting it applies its settings), then a fixture workspace, saves a file and checks
+// what a developer sees: squiggles, the Problems panel's related locations, code lenses (a lens
+// opening its own finding), a hover that leads with the advice, one status-bar item, "Next Hop"
+// moving the cursor, and a
 // second save profiling again, then a Maven project's JUnit tests run from their lens. Screenshots go to $BLOATLENS_ARTIFACTS (default
 // ../target/e2e-artifacts/vscode). Needs: .tools/node24, .tools/code-server (scripts/install-tools.sh),
 // chromium, and bloatlens-linux-x64.vsix (npm run package). Anything missing fails the test.
@@ -176,8 +178,15 @@ try {
   log("Main.java open");
   await waitFor(() => statusText().then((t) => /Bloatlens/.test(t)), 60_000, "the Bloatlens status-bar item (extension active)");
 
-  // First save: an edit below the code, then Ctrl+S.
+  // First save: an edit below the code, then Ctrl+S. While it runs, one status-bar item says so
+  // (the language client's own progress item is turned off).
   await editAndSave("// first save");
+  let running = [];
+  await waitFor(async () => {
+    running = (await page.locator(".statusbar-item").allInnerTexts()).filter((t) => /Bloatlens/.test(t));
+    return running.some((t) => /compiling|profiling/.test(t));
+  }, 120_000, "the status bar to say the profile runs");
+  check(running.length === 1, `one Bloatlens item in the status bar while it runs (${running.join(" | ")})`);
   await page.waitForSelector(".squiggly-warning, .squiggly-info", { timeout: 180_000 });
   check(true, "squiggles appear after the first save");
   state = await waitForState((s) => s.runs >= 1, "the first profile to finish");
@@ -193,6 +202,9 @@ try {
   check(state.lenses.some((l) => l.line === chain.line && /copy/i.test(l.title ?? "")), "a lens on the chain");
   const hover = state.hovers.find((h) => h.line === chain.line);
   check(hover && hover.text.includes("Bloatlens · copy chain"), "a hover on the chain");
+  check(/^\*\*[A-Z]/.test(hover.text) && hover.text.indexOf("Details") > hover.text.indexOf("Bloatlens · "), "the hover leads with the advice");
+  check(!hover.text.includes(chain.message.split("\n")[0]), "the hover does not repeat the diagnostic's message");
+  check(!/\(L[\w/$]+;|null|graph_nodes/.test(hover.text), "no descriptors, nulls or evidence keys in the hover");
   check(state.status.kind === "server" && state.status.status.state === "done" && state.status.status.findings === diags.length, "the status bar counts the findings");
 
   // What is on the screen: lenses, the status bar, the Problems panel with related locations.
@@ -219,22 +231,36 @@ try {
   await page.screenshot({ path: path.join(artifacts, "3-hover.png") });
   await page.keyboard.press("Escape");
 
-  // Next Hop (Alt+F8) from the chain's line moves the cursor to the first hop's load, then to
-  // its store; Previous Hop (Shift+Alt+F8) goes back.
+  // Next Hop (Ctrl+F8) from the chain's line moves the cursor to the first hop's load, then to
+  // its store; Previous Hop (Ctrl+Shift+F8) goes back.
   check((await cursorLine()) === chain.line, "the cursor is on the chain's line");
-  await pressAndExpectLine("Alt+F8", lineOf("char c = from[i];"), "Next Hop moves the cursor to the chain's first load");
+  await pressAndExpectLine("Control+F8", lineOf("char c = from[i];"), "Next Hop moves the cursor to the chain's first load");
   await page.screenshot({ path: path.join(artifacts, "4-next-hop.png") });
-  await pressAndExpectLine("Alt+F8", lineOf("to[i] = c;"), "Next Hop moves on to the store");
+  await pressAndExpectLine("Control+F8", lineOf("to[i] = c;"), "Next Hop moves on to the store");
   // Both hops copy through the same two lines: the walk goes on to the second hop's load.
-  await pressAndExpectLine("Alt+F8", lineOf("char c = from[i];"), "Next Hop moves on to the second hop's load");
-  await pressAndExpectLine("Shift+Alt+F8", lineOf("to[i] = c;"), "Previous Hop goes back to the first hop's store");
+  await pressAndExpectLine("Control+F8", lineOf("char c = from[i];"), "Next Hop moves on to the second hop's load");
+  await pressAndExpectLine("Control+Shift+F8", lineOf("to[i] = c;"), "Previous Hop goes back to the first hop's store");
+  // Alt+F8 is still VS Code's Go to Next Problem (the problem hover advertises it).
+  await page.keyboard.press("Alt+F8");
+  await page.waitForSelector(".marker-widget", { timeout: 15_000 });
+  check(true, "Alt+F8 opens VS Code's problem widget");
+  await page.keyboard.press("Escape");
+  await goToLine(lineOf("to[i] = c;") + 1);
   state = await waitForState(() => true, "the state after the hops");
   check(state.editor.line === lineOf("to[i] = c;"), "the editor API agrees on the cursor's line");
 
+  // A clone's lens opens the clone (not the file's copy chain): its places as a quick pick.
+  await page.locator(".codelens-decoration a", { hasText: /^Clone: / }).first().click();
+  await page.waitForSelector(".quick-input-widget:has-text('Bloatlens: clone ·')", { timeout: 15_000 });
+  check(true, "a clone's lens opens the clone's places");
+  await page.keyboard.press("Escape");
+  // The picker previewed the clone's places: back to the chain's line.
+  await goToLine(chain.line + 1);
+
   // The chain as a quick pick, and profiling an entry point chosen from a picker.
-  await runCommand("Bloatlens: Show Copy Chain…");
+  await runCommand("Bloatlens: Show Places…");
   await page.waitForSelector(".quick-input-list .monaco-list-row:has-text('hop 2 of 2')", { timeout: 15_000 });
-  check((await page.locator(".quick-input-list .monaco-list-row").count()) >= 3, "Show Copy Chain lists the chain's places");
+  check((await page.locator(".quick-input-list .monaco-list-row").count()) >= 3, "Show Places lists the chain's places");
   await page.screenshot({ path: path.join(artifacts, "5-chain-pick.png") });
   await page.keyboard.press("Escape");
   await runCommand("Bloatlens: Profile Entry Point…");
@@ -324,11 +350,14 @@ async function openFile(name, text) {
   await page.waitForSelector(`.monaco-editor .view-lines:has-text('${text}')`, { timeout: 30_000 });
 }
 
-/** Trusts the open folder through Workspaces: Manage Workspace Trust, as a user would. */
+/** Trusts the open folder as a user would: VS Code's Restricted Mode item, then Trust. */
 async function trustFolder() {
-  await runCommand("Workspaces: Manage Workspace Trust");
   const trust = page.locator(".workspace-trust-buttons a", { hasText: "Trust" }).first();
-  await waitFor(() => trust.isVisible(), 30_000, "the Trust button");
+  const restricted = page.locator(".statusbar-item", { hasText: /^\s*Restricted Mode\s*$/ }).first();
+  await waitFor(async () => {
+    if (!(await trust.isVisible())) await restricted.click({ timeout: 2000 }).catch(() => {});
+    return trust.isVisible();
+  }, 60_000, "the Workspace Trust editor");
   await trust.click();
   await waitFor(async () => !(await statusText()).includes("Restricted Mode"), 30_000, "Restricted Mode to end");
   await page.keyboard.press("Control+W");

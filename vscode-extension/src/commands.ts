@@ -1,6 +1,7 @@
-// The extension's commands. Profiling and walking chains are the server's commands
-// (`bloatlens.profile`, `nextHop`, `prevHop`, `showChain`, `entryPoints`); these wrap them with
-// the editor's cursor and VS Code's pickers.
+// The extension's commands. Profiling and walking a finding's places (a copy chain's hops, a call
+// path's calls) are the server's commands (`bloatlens.profile`, `nextHop`, `prevHop`, `showChain`,
+// `entryPoints`); these wrap them with the editor's cursor and VS Code's pickers. What they say
+// about a finding is the server's words.
 
 import * as vscode from "vscode";
 import type { Session } from "./session";
@@ -14,8 +15,10 @@ interface Hop extends Place {
   role: string;
 }
 
-interface Chain {
+interface Places {
   kind: string;
+  /** The picker's title, in the server's words: `copy chain · 5 places`. */
+  title: string;
   hops: Hop[];
 }
 
@@ -30,9 +33,11 @@ interface EntryPoint {
 
 interface HopResult extends Place {
   hop: number;
-  /** The chain's identity, passed back on the next step. */
+  /** The walked finding's identity, passed back on the next step. */
   chain: string;
   of: number;
+  /** The step in the server's words: `stop 2 of 5 of the call path`. */
+  message: string;
 }
 
 export function register(session: Session): vscode.Disposable[] {
@@ -87,8 +92,8 @@ async function profileEntryPoint(session: Session): Promise<void> {
   await session.command("bloatlens.profile", [main.uri, main.launch !== undefined ? `launch:${main.launch}` : main.class]);
 }
 
-/** Where the last hop command left the cursor, on which chain: while the cursor stays there the
- * server is told the chain (a line may hold other findings) and the stop (a chain within one
+/** Where the last hop command left the cursor, on which finding's walk: while the cursor stays
+ * there the server is told the finding (a line may hold others) and the stop (a chain within one
  * method passes the same lines more than once). */
 let lastStop: { uri: string; line: number; stop: number; chain: string } | undefined;
 
@@ -104,18 +109,25 @@ async function goToHop(session: Session, command: "bloatlens.nextHop" | "bloatle
   if (result === undefined) return;
   if (result === null) {
     lastStop = undefined;
-    void vscode.window.showInformationMessage("Bloatlens: no copy chain in this file (save to profile the program).");
+    void vscode.window.showInformationMessage("Bloatlens: nothing to walk in this file (save to profile the program).");
     return;
   }
   lastStop = { uri: result.uri, line: result.range.start.line, stop: result.hop, chain: result.chain };
-  vscode.window.setStatusBarMessage(`Bloatlens: stop ${result.hop + 1} of ${result.of} of the copy chain`, 4000);
+  vscode.window.setStatusBarMessage(`Bloatlens: ${result.message}`, 4000);
 }
 
-/** A quick pick of a chain's places; choosing one opens it. `args` as the server's `showChain`. */
+/** The server's `showChain` arguments for this editor's picker: a lens's own (the file, the
+ * position and the finding it names), asking for the places only (`reveal: false`). */
+export function placesArgs(args: unknown[]): unknown[] {
+  const options = typeof args[2] === "object" && args[2] !== null ? args[2] : {};
+  return [args[0], args[1], { ...options, reveal: false }];
+}
+
+/** A quick pick of a finding's places; choosing one opens it. `args` as the server's `showChain`. */
 export async function pickChainHop(session: Session, args: unknown[] | undefined): Promise<void> {
   const p2c = session.client?.protocol2CodeConverter;
   if (!args || !p2c) return;
-  const chain = await session.command<Chain | null>("bloatlens.showChain", [args[0], args[1], { reveal: false }]);
+  const chain = await session.command<Places | null>("bloatlens.showChain", placesArgs(args));
   if (chain === undefined) return;
   if (chain === null) {
     void vscode.window.showInformationMessage("Bloatlens: no finding here to show (save to profile the program).");
@@ -133,7 +145,7 @@ export async function pickChainHop(session: Session, args: unknown[] | undefined
   const open = (item: (typeof items)[number], preview: boolean) =>
     vscode.window.showTextDocument(item.uri, { selection: item.range, preview, preserveFocus: preview });
   const picked = await vscode.window.showQuickPick(items, {
-    title: `Bloatlens: ${chain.kind} · ${items.length} places`,
+    title: `Bloatlens: ${chain.title}`,
     matchOnDescription: true,
     onDidSelectItem: (item) => void open(item as (typeof items)[number], true),
   });

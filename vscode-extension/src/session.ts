@@ -11,21 +11,11 @@ import {
   LanguageClient,
   State,
   type LanguageClientOptions,
-  type StaticFeature,
 } from "vscode-languageclient/node";
+import { statusCapability } from "./capabilities";
 import { SERVER_NAME, ServerNotFound, findServer, nodeProbe, type FoundServer } from "./discovery";
 import { currentServerSettings, type Manifest } from "./settings";
 import { StatusBar, type ServerStatus } from "./status";
-
-/** Asks the server for `bloatlens/status` notifications (the status bar's source). */
-const statusCapability: StaticFeature = {
-  fillClientCapabilities(capabilities) {
-    capabilities.experimental = { ...(capabilities.experimental as object | undefined), bloatlensStatus: true };
-  },
-  initialize() {},
-  getState: () => ({ kind: "static" }),
-  clear() {},
-};
 
 /** Where the workspace's entry point is remembered between sessions. */
 const ENTRY_POINT_KEY = "bloatlens.entryPoint";
@@ -39,7 +29,7 @@ export class Session implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     readonly log: vscode.LogOutputChannel,
     readonly status: StatusBar,
-    /** What a click on a copy-chain lens does in this editor (a quick pick of the hops). */
+    /** What a click on a finding's lens does in this editor (a quick pick of its places). */
     private readonly onShowChain: (args: unknown[]) => Promise<unknown>,
   ) {
     this.subscriptions.push(
@@ -101,7 +91,7 @@ export class Session implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       middleware: {
-        // A copy-chain lens asks for the chain: show it as a quick pick of its hops.
+        // A finding's lens asks for its places: show them as a quick pick.
         executeCommand: (command, args, next) =>
           command === "bloatlens.showChain" ? this.onShowChain(args) : next(command, args),
       },

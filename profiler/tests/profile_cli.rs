@@ -584,7 +584,11 @@ fn sigterm_ends_the_program_with_its_report_and_no_build_directory_left() {
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     assert_eq!(line, "started\n");
-    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1, "the build directory, while the program runs");
+    let build: Vec<std::path::PathBuf> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(build.len(), 1, "the build directory, while the program runs");
+    // Private: what is compiled there is run, so no other user may write into it.
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::symlink_metadata(&build[0]).unwrap().permissions().mode() & 0o777, 0o700, "{build:?}");
     // SAFETY: a signal to the child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
     let mut report = String::new();

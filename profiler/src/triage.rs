@@ -192,11 +192,13 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short")
             && !temporaries.contains(&(f.location.file.clone(), f.location.line));
         // Objects a library made that all live to the end, born early rather than all through
-        // the run: a cache or table it fills once (locale data behind `String.format`).
+        // the run, or far more of them than the user's line ran: a cache or table it fills once
+        // (locale data behind the first `String.format`), however short the run that saw it grow.
+        let instances = f.evidence.get("instances").and_then(|n| n.as_u64()).unwrap_or(0);
         let library_setup = f.kind == "lifetime"
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("immortal")
-            && flag(f, "growing") == Some(false)
-            && flag(f, "made_by_library") == Some(true);
+            && flag(f, "made_by_library") == Some(true)
+            && (flag(f, "growing") == Some(false) || ran.is_some_and(|r| instances >= 50 * r.calls.max(1)));
         // A call path is a bottleneck when its cost looks redundant (the same work repeated, or a
         // result dropped), not because the program's real work is costly.
         let essential = f.kind == "bottleneck"
@@ -481,5 +483,40 @@ mod tests {
         );
         assert_eq!(hidden_reasons(&findings, 0.005)[0].0, "under 0.5% of the run");
         assert!(hidden_reasons(&findings[..1], 0.01).is_empty());
+    }
+
+    /// Objects a library made on a line that ran a few times, hundreds per run of it, all kept:
+    /// a table the library fills once (the locale data behind the first `String.format`), even
+    /// when the collector saw it grow during a short run. One per run of the line is a leak.
+    #[test]
+    fn a_library_table_filled_behind_a_few_calls_is_one_time_work_not_a_leak() {
+        let leak = |instances: u64| {
+            let mut f = Finding { share: 0.05, ..hidden(None) };
+            f.kind = "lifetime".into();
+            for (k, v) in [
+                ("class", serde_json::json!("immortal")),
+                ("growing", serde_json::json!(true)),
+                ("made_by_library", serde_json::json!(true)),
+                ("instances", serde_json::json!(instances)),
+            ] {
+                f.evidence.insert(k.into(), v);
+            }
+            f
+        };
+        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let mut calls = SiteCalls::new();
+        calls.insert(
+            ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),
+            SiteRuns { calls: 3, instructions: 0 },
+        );
+        let settings = Settings::default();
+        let table = triage(vec![leak(1348)], &totals, &calls, &settings);
+        assert_eq!(table[0].hidden.as_deref(), Some(ONE_TIME));
+        let kept = triage(vec![leak(3)], &totals, &calls, &settings);
+        assert_ne!(
+            kept[0].hidden.as_deref(),
+            Some(ONE_TIME),
+            "as many objects as the line ran: the user's own accumulation"
+        );
     }
 }

@@ -279,3 +279,23 @@ fn a_plain_tree_names_its_main_and_test_source_roots() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("cannot find symbol"), "{}", text(&out.stderr));
 }
+
+/// A test's call paths and places read like the test: they start at the test method, and no
+/// frame of the JUnit launcher, its engines or reflection is shown.
+#[test]
+fn a_tests_call_path_starts_at_the_test_method() {
+    let p = Project::new("api-only");
+    let out = p.profile(&["--test", "com.acme.calc.MatchingTest", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    let path = findings.iter().find(|f| f["kind"] == "bottleneck" && f["hidden"].is_null()).expect("the repeated work");
+    let calls: Vec<&str> = path["evidence"]["calls"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert!(calls[0].starts_with("com.acme.calc.MatchingTest.countsEveryName"), "{calls:?}");
+    for f in findings.iter().filter(|f| f["hidden"].is_null()) {
+        let text = f.to_string();
+        for launcher in ["org.junit", "BloatlensJUnitRunner", "jdk.internal.reflect"] {
+            assert!(!text.contains(launcher), "{launcher} in a shown finding: {text}");
+        }
+    }
+}

@@ -548,7 +548,9 @@ impl BottleneckTracker {
             .evidence("graph_nodes", tree_path[first..].to_vec());
         for (i, &c) in path[first..].iter().enumerate() {
             let site = call_site(c);
-            if node(c).parent == ROOT {
+            // The first call of a path shown from the user's first frame is made by the framework
+            // (the JUnit launcher's reflective call of a test method): no place of the user's.
+            if node(c).parent == ROOT || (i == 0 && lead > 0) {
                 continue;
             }
             let at = loc(site);

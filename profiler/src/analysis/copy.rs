@@ -453,8 +453,8 @@ impl Analysis<'_> {
         let line = line_of(&at, prod.user.is_some());
         match self.t.nodes[n as usize] {
             Node::Field { slot: ELEMENT, .. } => {
-                let made_in = (prod.user != Some(prod.site)).then(|| self.location(locator, prod.site));
-                let ty = words::object_type(&at, &type_name(self.classes, prod.class), made_in.as_ref());
+                let made_in = prod.user != Some(prod.site);
+                let ty = self.element_type(locator, prod);
                 // An array is named by the object that owns it (1-object sensitivity): a library's
                 // array inside the user's structure is that structure's elements.
                 let owner = prod.owner_site.and_then(|o| self.t.objects.producers.iter().find(|q| q.site == o));
@@ -464,7 +464,7 @@ impl Analysis<'_> {
                 });
                 match (ty.as_str(), holder) {
                     ("String", _) => format!("String contents ({line})"),
-                    (_, Some((h, _))) if made_in.is_some() => format!("{h} elements ({line})"),
+                    (_, Some((h, _))) if made_in => format!("{h} elements ({line})"),
                     (_, Some((h, from))) => format!("{ty} elements ({line}) of the {h} from {from}"),
                     _ => format!("{ty} elements ({line})"),
                 }
@@ -520,6 +520,20 @@ impl Analysis<'_> {
                     )
             }),
         }
+    }
+
+    /// Whether node `n` is a string's characters (compact strings' `byte[]`), as its name says.
+    fn is_string_contents(&self, locator: &mut Locator, n: u32) -> bool {
+        let Node::Field { producer, slot: ELEMENT } = self.t.nodes[n as usize] else { return false };
+        let Some(prod) = self.t.objects.producers.get(producer as usize) else { return false };
+        self.element_type(locator, prod) == "String"
+    }
+
+    /// The type an array's elements are named by: `String` for a string's contents.
+    fn element_type(&self, locator: &mut Locator, prod: &super::objects::Producer) -> String {
+        let at = self.location(locator, prod.user.unwrap_or(prod.site));
+        let made_in = (prod.user != Some(prod.site)).then(|| self.location(locator, prod.site));
+        words::object_type(&at, &type_name(self.classes, prod.class), made_in.as_ref())
     }
 
     /// Whether edge `e`'s copies are the program's state moving rather than data copied: mostly
@@ -598,6 +612,13 @@ impl Analysis<'_> {
             p != UNTRACKED && t.objects.producers.get(p as usize).is_some_and(|q| q.user.is_none())
         };
         g.retain_edges(|g, e| !jdk_made(g[g.edge_endpoints(e).expect("edge").0]));
+        // A string's characters copied into another string's by a string operation (`replace`,
+        // `substring`, `toLowerCase`) are what that operation is: its cost is the call's (a
+        // temporary string, repeated work), not a second representation to share.
+        g.retain_edges(|g, e| {
+            let (a, b) = g.edge_endpoints(e).expect("edge");
+            !(self.is_string_contents(locator, g[a]) && self.is_string_contents(locator, g[b]))
+        });
         // Every path of up to `max_chain_hops` edges, from every edge (within a search budget).
         let mut chains = Vec::new();
         let mut budget = 200_000usize;
@@ -961,7 +982,7 @@ pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> Stri
 }
 
 /// The instance field in `slot` of `class`'s objects, with the class declaring it.
-fn instance_field(classes: &[Class], class: ClassId, slot: u32) -> Option<(&Class, &crate::vm::class::Field)> {
+pub fn instance_field(classes: &[Class], class: ClassId, slot: u32) -> Option<(&Class, &crate::vm::class::Field)> {
     let mut c = Some(class);
     while let Some(id) = c {
         let k = &classes[id as usize];

@@ -37,6 +37,9 @@ struct Stats {
     /// Heap stores and loads of references to its objects.
     writes: u64,
     reads: u64,
+    /// Of the stores, those as a JDK map's key (`HashMap.Node.key`): the map reads a key by its
+    /// hash and equality, not by loading it, so a key is in use however rarely it is loaded.
+    key_writes: u64,
     /// Distinct call/return sites and heap read/write sites its references passed through.
     call_sites: FxHashSet<Site>,
     heap_sites: FxHashSet<Site>,
@@ -69,6 +72,9 @@ pub struct RefPropTracker {
     /// Build [`RefPropTracker::graph`] when the run ends (for `--format dot`).
     pub keep_graph: bool,
     pub graph: Option<Graph>,
+    /// Per class (by id, filled on first sight): the slot of its `key` field when it is a JDK
+    /// map's entry (`java.util.HashMap$Node`, `TreeMap$Entry`, `ConcurrentHashMap$Node`).
+    key_slots: Vec<Option<Option<u32>>>,
 }
 
 impl RefPropTracker {
@@ -81,7 +87,28 @@ impl RefPropTracker {
             findings: Vec::new(),
             keep_graph: false,
             graph: None,
+            key_slots: Vec::new(),
         }
+    }
+
+    /// Whether the field at `slot` of `class`'s objects is a JDK map entry's key.
+    fn is_map_key(&mut self, classes: &[Class], class: ClassId, slot: u32) -> bool {
+        let i = class as usize;
+        if i >= self.key_slots.len() {
+            self.key_slots.resize(i + 1, None);
+        }
+        *self.key_slots[i].get_or_insert_with(|| {
+            let entry = |c: &Class| c.name.starts_with("java/util/") && c.name.contains('$');
+            let mut c = entry(&classes[i]).then_some(class);
+            while let Some(id) = c {
+                let k = &classes[id as usize];
+                if let Some(f) = k.fields.iter().find(|f| !f.is_static() && f.name.as_ref() == "key") {
+                    return Some(f.slot);
+                }
+                c = k.super_class;
+            }
+            None
+        }) == Some(slot)
     }
 
     /// Sets `bit` on `obj`; returns its producer when the bit was newly set.
@@ -128,7 +155,7 @@ impl Tracker for RefPropTracker {
         }
     }
 
-    fn flow_store(&mut self, _: &Context, site: Site, _: HeapLoc, value: Value, _: u8, _: usize) {
+    fn flow_store(&mut self, cx: &Context, site: Site, to: HeapLoc, value: Value, _: u8, _: usize) {
         if !value.is_ref || value.bits == 0 {
             return;
         }
@@ -137,7 +164,16 @@ impl Tracker for RefPropTracker {
             self.stats[p].in_heap += 1;
         }
         if let Some(p) = self.objects.producer_of(obj) {
+            let key = match to {
+                HeapLoc::Field { obj: holder, slot } => self
+                    .objects
+                    .producer_of(holder)
+                    .map(|h| self.objects.producers[h as usize].class)
+                    .is_some_and(|class| self.is_map_key(cx.classes, class, slot)),
+                _ => false,
+            };
             let s = &mut self.stats[p as usize];
+            s.key_writes += key as u64;
             s.writes += 1;
             s.heap_sites.insert(site);
             count_at(&mut s.stores, site);
@@ -409,22 +445,23 @@ impl RefPropTracker {
                 by_kind.entry("low-utility").or_default().push(f);
             }
             // Write-read imbalance, for objects that do reach the heap.
-            if st.writes > 0 && (st.reads == 0 || st.writes as f64 >= s.imbalance_ratio * st.reads as f64) {
-                let ratio = if st.reads == 0 { f64::INFINITY } else { st.writes as f64 / st.reads as f64 };
+            let writes = st.writes - st.key_writes;
+            if writes > 0 && (st.reads == 0 || writes as f64 >= s.imbalance_ratio * st.reads as f64) {
+                let ratio = if st.reads == 0 { f64::INFINITY } else { writes as f64 / st.reads as f64 };
                 let msg = if st.reads == 0 {
                     format!(
                         "{what}: stored into fields or collections {} times and never read back",
-                        words::count(st.writes)
+                        words::count(writes)
                     )
                 } else {
                     format!(
                         "{what}: stored into fields or collections {} times but read back only {} times ({ratio:.1}×)",
-                        words::count(st.writes),
+                        words::count(writes),
                         words::count(st.reads)
                     )
                 };
                 let ratio_json = if ratio.is_finite() { serde_json::json!(ratio) } else { serde_json::json!("inf") };
-                let mut f = base("write-read-imbalance", st.writes as f64, msg).evidence("ratio", ratio_json);
+                let mut f = base("write-read-imbalance", writes as f64, msg).evidence("ratio", ratio_json);
                 for (site, count) in top(&st.stores, 3) {
                     f = f.related(loc(site), format!("stored here ({count}×)"));
                 }

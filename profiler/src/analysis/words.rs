@@ -119,8 +119,13 @@ pub fn object_type(at: &Location, type_name: &str, made_in: Option<&Location>) -
     }
 }
 
-/// Classes whose `byte[]` allocations are a string's contents (compact strings).
-fn is_string_internal(class: &str) -> bool {
+/// Classes whose `byte[]` allocations are a string's contents (compact strings). `Unsafe`'s
+/// uninitialised arrays are made for the string operations that fill them at once
+/// (`String.replace`, concatenation).
+pub fn is_string_internal(class: &str) -> bool {
+    if class == "jdk.internal.misc.Unsafe" {
+        return true;
+    }
     let simple = class.strip_prefix("java.lang.").unwrap_or("");
     [
         "String",

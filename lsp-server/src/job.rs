@@ -298,6 +298,7 @@ pub fn run(
             env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
             check_handles: false,
             time_slice: None,
+            sandbox: None,
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

@@ -54,7 +54,8 @@ fn say_raw(text: &str) {
 const EXIT_STATUSES: &str =
     "Exit status: the program's own when it ran (its System.exit status, 1 for an uncaught exception);
 2 when Bloatlens could not run it or do its job (no JDK, no main class, compile errors, an unsupported
-native, a budget that ended the JDK's start-up before main, a report it could not write); 3 when an
+native, a process or socket the program asked for, a budget that ended the JDK's start-up before main, a
+report it could not write); 3 when an
 instruction or time budget stopped the program; 130 when interrupted (Ctrl-C, SIGTERM or SIGHUP: the
 report is still printed).";
 

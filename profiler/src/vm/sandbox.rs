@@ -188,6 +188,10 @@ impl OpenHow {
         if let Some(mode) = self.mode {
             o.mode(mode);
         }
+        if self.nofollow {
+            // The path was checked without following its last link: the kernel must not either.
+            o.custom_flags(libc::O_NOFOLLOW);
+        }
         o.open(path)
     }
 }
@@ -830,6 +834,13 @@ mod tests {
         assert!(matches!(sb.remove(Path::new("out/secret.txt"), Removal::File), Err(FsError::Refused(_))));
         assert!(matches!(sb.rename(Path::new("out/secret.txt"), Path::new("stolen.txt")), Err(FsError::Refused(_))));
         assert!(matches!(sb.hard_link(Path::new("out/secret.txt"), Path::new("alias.txt")), Err(FsError::Refused(_))));
+        // Opened without following its last link (NOFOLLOW_LINKS), a link to a file outside is not
+        // followed by the kernel either.
+        std::os::unix::fs::symlink(f.outside.join("secret.txt"), f.ws.join("secret-link")).unwrap();
+        let nofollow = OpenHow { write: true, create: true, nofollow: true, ..Default::default() };
+        assert!(
+            matches!(sb.open(Path::new("secret-link"), &nofollow), Err(FsError::Io(e)) if e.raw_os_error() == Some(libc::ELOOP))
+        );
         // The link itself is in the workspace: removing it is a change there.
         sb.remove(Path::new("out"), Removal::File).unwrap();
         assert_eq!(snapshot(&f.outside), before);

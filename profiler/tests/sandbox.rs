@@ -4,10 +4,14 @@
 //!
 //! The programs are conformance programs (`fixtures/conformance/file_changes`, `writes_elsewhere`),
 //! which the conformance suite also runs unsandboxed against HotSpot; here they get a directory.
+//! They run on the default JDK and, when it is installed, on JDK 25 (whose natives differ).
+
+mod hotspot;
 
 use bloatlens_profiler::run::{run, RunConfig, RunResult};
 use bloatlens_profiler::vm::sandbox::{SandboxConfig, WorkspaceWrites};
 use bloatlens_profiler::vm::Outcome;
+use hotspot::Jdk;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,9 +19,18 @@ fn conformance(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance").join(name).join("Main.java")
 }
 
-/// Compiles Java sources into `out`.
+/// The default JDK, and JDK 25 when it is installed.
+fn jdks() -> Vec<Jdk> {
+    std::iter::once(Jdk::default_jdk()).chain(Jdk::jdk25().ok()).collect()
+}
+
+/// Compiles Java sources into `out` with the default JDK's javac.
 fn javac(sources: &[PathBuf], out: &Path) {
-    let o = Command::new("javac").arg("-d").arg(out).args(sources).output().expect("javac (a JDK) on PATH");
+    javac_of(&Jdk::default_jdk(), sources, out)
+}
+
+fn javac_of(jdk: &Jdk, sources: &[PathBuf], out: &Path) {
+    let o = Command::new(&jdk.javac).arg("-d").arg(out).args(sources).output().expect("javac (a JDK) on PATH");
     assert!(o.status.success(), "javac: {}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -54,7 +67,12 @@ fn seed(dir: &Path) {
 
 /// The VM runs `Main` of `classes` in `cwd` with `args`, sandboxed by `sandbox`.
 fn run_vm(classes: &Path, cwd: &Path, args: &[&str], sandbox: Option<SandboxConfig>) -> RunResult {
+    run_on(&Jdk::default_jdk(), classes, cwd, args, sandbox)
+}
+
+fn run_on(jdk: &Jdk, classes: &Path, cwd: &Path, args: &[&str], sandbox: Option<SandboxConfig>) -> RunResult {
     let mut config = RunConfig::new(classes.display().to_string(), "Main");
+    config.jdk = jdk.home.clone();
     config.args = args.iter().map(|a| a.to_string()).collect();
     config.cwd = Some(cwd.to_path_buf());
     config.capture = true;
@@ -79,23 +97,34 @@ fn stdout(r: &RunResult) -> String {
 /// ends as HotSpot left its copy. Either way the run's changes are in its log.
 #[test]
 fn changes_in_the_workspace_go_to_the_overlay_where_the_program_sees_them() {
+    for jdk in jdks() {
+        in_the_workspace(&jdk);
+    }
+}
+
+fn in_the_workspace(jdk: &Jdk) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let classes = root.join("classes");
-    javac(&[conformance("file_changes")], &classes);
+    javac_of(jdk, &[conformance("file_changes")], &classes);
     let (hotspot_ws, ws) = (root.join("hotspot"), root.join("ws"));
     seed(&hotspot_ws);
     seed(&ws);
     let seeded = snapshot(&ws);
-    let java =
-        Command::new("java").args(["-cp"]).arg(&classes).args(["Main", "."]).current_dir(&hotspot_ws).output().unwrap();
+    let java = Command::new(&jdk.java)
+        .args(["-cp"])
+        .arg(&classes)
+        .args(["Main", "."])
+        .current_dir(&hotspot_ws)
+        .output()
+        .unwrap();
     assert!(java.status.success(), "java: {}", String::from_utf8_lossy(&java.stderr));
     let expected = String::from_utf8_lossy(&java.stdout).into_owned();
     assert!(expected.contains("renameTo: true") && expected.contains("  out/final.txt (5)"), "{expected}");
 
     let overlay = SandboxConfig::new(&ws, WorkspaceWrites::Overlay, "the test's hint");
     let log = overlay.log.clone();
-    let r = run_vm(&classes, &ws, &["."], Some(overlay));
+    let r = run_on(jdk, &classes, &ws, &["."], Some(overlay));
     assert_eq!(stdout(&r), expected, "the program saw its own changes as on HotSpot");
     assert_eq!(snapshot(&ws), seeded, "the workspace did not change");
     let written = log.written();
@@ -106,7 +135,7 @@ fn changes_in_the_workspace_go_to_the_overlay_where_the_program_sees_them() {
 
     let allow = SandboxConfig::new(&ws, WorkspaceWrites::Allow, "the test's hint");
     let log = allow.log.clone();
-    let r = run_vm(&classes, &ws, &["."], Some(allow));
+    let r = run_on(jdk, &classes, &ws, &["."], Some(allow));
     assert_eq!(stdout(&r), expected);
     assert_eq!(snapshot(&ws), snapshot(&hotspot_ws), "the changes landed as HotSpot's did");
     assert!(log.written().contains(&ws.join("copy.txt")));
@@ -182,10 +211,16 @@ left: victim.txt
 /// the workspace — are refused in both modes, and the directory is left as it was.
 #[test]
 fn changes_outside_the_workspace_are_refused_as_permission_problems() {
+    for jdk in jdks() {
+        outside_the_workspace(&jdk);
+    }
+}
+
+fn outside_the_workspace(jdk: &Jdk) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
     let classes = root.join("classes");
-    javac(&[conformance("writes_elsewhere")], &classes);
+    javac_of(jdk, &[conformance("writes_elsewhere")], &classes);
     let (ws, outside) = (root.join("ws"), root.join("outside"));
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
@@ -197,7 +232,7 @@ fn changes_outside_the_workspace_are_refused_as_permission_problems() {
         for aim in [absolute.as_str(), "../outside", "link-out", "link-out/../outside"] {
             let config = SandboxConfig::new(&ws, writes, "the test's hint");
             let log = config.log.clone();
-            let r = run_vm(&classes, &ws, &[aim], Some(config));
+            let r = run_on(jdk, &classes, &ws, &[aim], Some(config));
             assert_eq!(stdout(&r), REFUSED, "{writes:?}, aimed at {aim}");
             assert_eq!((snapshot(&outside), snapshot(&ws)), before, "{writes:?}, aimed at {aim}");
             let refused = log.refused();

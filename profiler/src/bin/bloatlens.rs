@@ -281,23 +281,21 @@ struct ProgramEnv {
 }
 
 impl ProgramEnv {
-    /// The sandbox `--sandbox` asks for, around `workspace` (None without it); `writable`: files
-    /// outside it that Bloatlens itself has the program write (a test's outcomes).
-    fn sandbox(&self, workspace: &Path, writable: Option<&Path>) -> Option<SandboxConfig> {
-        self.sandbox.then(|| {
-            let mut config =
-                SandboxConfig::new(workspace, self.sandbox_writes, "run it without --sandbox to allow them");
-            config.writable.extend(writable.map(Path::to_path_buf));
-            config
-        })
-    }
-
-    /// The program's working directory: `--cwd`, else this process's.
-    fn working_dir(&self) -> anyhow::Result<PathBuf> {
-        match &self.cwd {
-            Some(dir) => Ok(std::path::absolute(dir)?),
-            None => std::env::current_dir().context("reading the working directory"),
+    /// The sandbox `--sandbox` asks for (None without it), around the project's directory (`project`)
+    /// or else the program's working directory; `writable`: a file outside it that Bloatlens itself
+    /// has the program write (a test's outcomes).
+    fn sandbox(&self, project: Option<&Path>, writable: Option<&Path>) -> anyhow::Result<Option<SandboxConfig>> {
+        if !self.sandbox {
+            return Ok(None);
         }
+        let workspace = match (project, &self.cwd) {
+            (Some(dir), _) => dir.to_path_buf(),
+            (None, Some(dir)) => std::path::absolute(dir)?,
+            (None, None) => std::env::current_dir().context("reading the working directory")?,
+        };
+        let mut config = SandboxConfig::new(workspace, self.sandbox_writes, "run it without --sandbox to allow them");
+        config.writable.extend(writable.map(Path::to_path_buf));
+        Ok(Some(config))
     }
 }
 
@@ -580,7 +578,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
     // runner with nothing observed, its outcomes printed after the run.
     let mut launch = None;
     let _build;
-    let mut workspace = a.program.working_dir()?;
+    let mut project_dir = None;
     if a.project.test.is_some() {
         let target = PathBuf::from(a.main_class.as_deref().unwrap_or("."));
         let given = if a.class_path == "." { "" } else { a.class_path.as_str() };
@@ -593,10 +591,10 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         config.main_class = prepared.main_class;
         config.args = prepared.args;
         launch = prepared.launch;
-        workspace = prepared.root;
+        project_dir = Some(prepared.root);
         _build = prepared.build;
     }
-    config.sandbox = a.program.sandbox(&workspace, launch.as_ref().map(TestLaunch::outcomes_path));
+    config.sandbox = a.program.sandbox(project_dir.as_deref(), launch.as_ref().map(TestLaunch::outcomes_path))?;
     let result = run(&config)?;
     say_sandbox(config.sandbox.as_ref());
     if let Outcome::Stopped(e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_))) = &result.outcome {
@@ -685,7 +683,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     let mut user_roots = a.project.source_root.clone();
     let mut test_launch = None;
     let properties = a.program.properties.clone();
-    let mut workspace = a.program.working_dir()?;
+    let mut project_dir = None;
     let (class_path, main_class) = if is_project {
         let prepared = prepare_project(
             &target,
@@ -703,7 +701,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         roots.extend(prepared.source_roots.iter().cloned());
         args = prepared.args.into_iter().map(OsString::from).collect();
         test_launch = prepared.launch;
-        workspace = prepared.root;
+        project_dir = Some(prepared.root);
         build_dirs.push(prepared.build);
         (prepared.class_path, prepared.main_class)
     } else if is_source {
@@ -784,7 +782,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             env: a.program.env.clone(),
             check_handles: a.program.check_handles,
             time_slice: None,
-            sandbox: a.program.sandbox(&workspace, test_launch.as_ref().map(TestLaunch::outcomes_path)),
+            sandbox: a.program.sandbox(project_dir.as_deref(), test_launch.as_ref().map(TestLaunch::outcomes_path))?,
         },
         analyses,
         settings,

@@ -138,17 +138,13 @@ impl WriteLog {
 }
 
 /// Why a file operation did not happen.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum FsError {
-    Io(io::Error),
+    #[error(transparent)]
+    Io(#[from] io::Error),
     /// The sandbox refused it: the sentence to give the program (after the path).
+    #[error("{0}")]
     Refused(String),
-}
-
-impl From<io::Error> for FsError {
-    fn from(e: io::Error) -> Self {
-        FsError::Io(e)
-    }
 }
 
 fn errno(code: i32) -> io::Error {

@@ -187,6 +187,8 @@ pub fn sandbox(plan: &Plan, log: WriteLog, writable: Option<&Path>) -> SandboxCo
     let mut config = SandboxConfig::new(&plan.root, plan.config.sandbox.workspace_writes, ALLOW_HINT);
     config.writable.extend(writable.map(Path::to_path_buf));
     config.log = log;
+    // In the server's cache directory: removed at exit even when a run is cut short.
+    config.scratch_in = Some(cache_dir(&plan.root));
     config
 }
 

@@ -65,6 +65,9 @@ pub struct SandboxConfig {
     pub allow_hint: String,
     /// Where the run's changes in the workspace, and its refusals, are told as they happen.
     pub log: WriteLog,
+    /// Where the run's scratch directory (the overlay's upper layer, the temporary directory) is
+    /// made, and removed after the run; None: the system's temporary directory.
+    pub scratch_in: Option<PathBuf>,
 }
 
 impl SandboxConfig {
@@ -79,6 +82,7 @@ impl SandboxConfig {
             writable: Vec::new(),
             allow_hint: allow_hint.into(),
             log: WriteLog::default(),
+            scratch_in: None,
         }
     }
 }
@@ -250,7 +254,15 @@ impl Sandbox {
         if !workspace.is_dir() {
             return Err(io::Error::other(format!("the workspace {} is not a directory", named.display())));
         }
-        let scratch = tempfile::Builder::new().prefix("bloatlens-sandbox-").tempdir()?;
+        let mut scratch = tempfile::Builder::new();
+        scratch.prefix("bloatlens-sandbox-");
+        let scratch = match &config.scratch_in {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                scratch.tempdir_in(dir)?
+            }
+            None => scratch.tempdir()?,
+        };
         let root = std::fs::canonicalize(scratch.path())?;
         let (upper, tmp) = (root.join("overlay"), root.join("tmp"));
         std::fs::create_dir(&upper)?;

@@ -4,6 +4,7 @@
 
 use bloatlens_profiler::profile::Analyses;
 use bloatlens_profiler::report::Settings as Thresholds;
+use bloatlens_profiler::vm::sandbox::WorkspaceWrites;
 use bloatlens_profiler::vm::Limits;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -33,6 +34,8 @@ pub struct Config {
     /// one, `System.in` is empty (the server's own stdin is the editor's protocol stream).
     pub stdin_file: Option<PathBuf>,
     pub profile_on_save: bool,
+    /// What a profiled program may change on disk.
+    pub sandbox: SandboxSettings,
     pub analyses: AnalysesConfig,
     pub budgets: Budgets,
     /// The analyses' thresholds (`report::Settings`, camelCase names).
@@ -59,6 +62,7 @@ impl Default for Config {
             test_timeouts: Default::default(),
             stdin_file: None,
             profile_on_save: true,
+            sandbox: SandboxSettings::default(),
             analyses: AnalysesConfig::default(),
             budgets: Budgets::default(),
             thresholds: Thresholds::default(),
@@ -67,6 +71,15 @@ impl Default for Config {
             trusted: true,
         }
     }
+}
+
+/// A profiled program changes files only in the workspace (and a temporary directory of its own);
+/// `workspaceWrites` says where those changes go: a scratch overlay the run alone sees
+/// (`overlay`: the workspace never changes), or the workspace (`allow`: the watcher ignores them).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SandboxSettings {
+    pub workspace_writes: WorkspaceWrites,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -207,5 +220,10 @@ mod tests {
         let t = Config::from_json(&serde_json::json!({"thresholds": {"contextSlots": 0, "min_instances": 3}})).unwrap();
         assert_eq!((t.thresholds.context_slots, t.thresholds.min_instances), (0, 3), "camelCase and snake_case");
         assert_eq!(t.thresholds.mostly_nath, Thresholds::default().mostly_nath);
+        let allow = Config::from_json(&serde_json::json!({"sandbox": {"workspaceWrites": "allow"}})).unwrap();
+        assert_eq!(allow.sandbox.workspace_writes, WorkspaceWrites::Allow);
+        assert_eq!(Config::default().sandbox.workspace_writes, WorkspaceWrites::Overlay);
+        let err = Config::from_json(&serde_json::json!({"sandbox": {"workspaceWrites": "anywhere"}})).unwrap_err();
+        assert!(err.contains("anywhere") || err.contains("variant"), "{err}");
     }
 }

@@ -259,6 +259,21 @@ impl Editor {
         seen
     }
 
+    /// Every message that comes within the next `window` (however many keep coming); requests from
+    /// the server are answered with `null`.
+    pub fn within(&mut self, window: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + window;
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(m) = self.incoming.recv_timeout(left) else { break };
+            if m.get("method").is_some() && m.get("id").is_some() {
+                self.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
+            }
+            seen.push(m);
+        }
+        seen
+    }
+
     /// The server process's resident memory, in bytes (Linux: from /proc).
     pub fn resident_bytes(&self) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;

@@ -1,6 +1,7 @@
 //! One profile run for the editor: compile the entry point's sources with the user's `javac -g`
 //! into a cache directory outside the workspace, then run it under the analyses — both on
-//! blocking threads, with a cancel flag the VM checks with its budgets.
+//! blocking threads, with a cancel flag the VM checks with its budgets. The program runs in a
+//! sandbox around the workspace (see [`sandbox`]).
 
 use crate::config::Config;
 use crate::rebuild;
@@ -12,6 +13,7 @@ use bloatlens_profiler::profile::{profile, ProfileConfig};
 use bloatlens_profiler::project::{self, Build, Discovery, Project};
 use bloatlens_profiler::report::Report;
 use bloatlens_profiler::run::RunConfig;
+use bloatlens_profiler::vm::sandbox::{SandboxConfig, WorkspaceWrites, WriteLog};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -48,6 +50,8 @@ pub enum Outcome {
         roots: Vec<PathBuf>,
         /// How Maven's class paths were found, when this run asked for them.
         discovery: Option<Discovery>,
+        /// What the sandbox did, for the log: changes it refused, changes the overlay kept from the workspace.
+        notes: Vec<String>,
     },
     CompileErrors(Vec<JavacDiagnostic>),
     /// It compiled and there is nothing to run (no main): said as a warning.
@@ -183,13 +187,62 @@ pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
     }
 }
 
+/// The end of a refusal's message in an editor's run: how the user lets the program write there.
+pub const ALLOW_HINT: &str =
+    "a profile on save may change only the workspace; `bloatlens profile` on the command line lets it write elsewhere";
+
+/// The sandbox of a run of `plan`: the workspace (its root), where changes in it go (the
+/// `sandbox.workspaceWrites` setting), and the files the server has the program write (a test's
+/// outcomes); every change in the workspace is told to `log` as it happens.
+pub fn sandbox(plan: &Plan, log: WriteLog, writable: Option<&Path>) -> SandboxConfig {
+    let mut config = SandboxConfig::new(&plan.root, plan.config.sandbox.workspace_writes, ALLOW_HINT);
+    config.writable.extend(writable.map(Path::to_path_buf));
+    config.log = log;
+    // In the server's cache directory: removed at exit even when a run is cut short.
+    config.scratch_in = cache_dir(&plan.root).ok();
+    config
+}
+
+/// What a sandboxed run did that the user should know: the changes it refused outside the
+/// workspace, and (with the overlay) the workspace paths whose changes were dropped.
+pub fn sandbox_notes(config: &SandboxConfig) -> Vec<String> {
+    let mut notes = Vec::new();
+    let refused = config.log.refused();
+    if let Some(first) = refused.first() {
+        let more = match refused.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        notes.push(format!(
+            "the sandbox refused changes outside the workspace: {first}{more} (the program got a permission error)"
+        ));
+    }
+    let written = config.log.written();
+    if config.workspace_writes == WorkspaceWrites::Overlay && !written.is_empty() {
+        let names: Vec<String> = written
+            .iter()
+            .take(3)
+            .map(|p| p.strip_prefix(&config.workspace).unwrap_or(p).display().to_string())
+            .collect();
+        let more = if written.len() > 3 { ", …" } else { "" };
+        notes.push(format!(
+            "the program's changes in the workspace ({}{more}) went to the sandbox's overlay and were dropped; \
+             the setting bloatlens.sandbox.workspaceWrites: allow keeps them",
+            names.join(", ")
+        ));
+    }
+    notes
+}
+
 /// Runs the plan to the end (or until `cancel` is set); `on_compiled` is called between compiling and
-/// running. Blocking: call on a blocking thread.
+/// running; the program's changes in the workspace are told to `writes` as they happen. Blocking:
+/// call on a blocking thread.
 pub fn run(
     plan: &Plan,
     compiler: &Compiler,
     projects: &Projects,
     cancel: Arc<AtomicBool>,
+    writes: WriteLog,
     on_compiled: impl FnOnce(),
 ) -> Outcome {
     let started = Instant::now();
@@ -297,6 +350,7 @@ pub fn run(
     on_compiled();
     let mut limits = plan.config.limits();
     limits.cancel = Some(cancel);
+    let sandbox = sandbox(plan, writes, test_launch.as_ref().map(TestLaunch::outcomes_path));
     let config = ProfileConfig {
         run: RunConfig {
             class_path: junit::join(&class_path),
@@ -314,10 +368,12 @@ pub fn run(
             stdout_to_stderr: false,
             gc_interval_bytes: None,
             properties: plan.launch.iter().flat_map(|l| l.properties.iter().cloned()).collect(),
-            cwd: plan.launch.as_ref().map(|l| l.cwd.clone()),
+            // The launch configuration's directory, else the workspace's (as the Java debugger has it).
+            cwd: Some(plan.launch.as_ref().map_or_else(|| plan.root.clone(), |l| l.cwd.clone())),
             env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
             check_handles: false,
             time_slice: None,
+            sandbox: Some(sandbox.clone()),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),
@@ -333,7 +389,8 @@ pub fn run(
                     return Outcome::Failed(format!("Bloatlens: {e}"));
                 }
             }
-            Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed(), roots, discovery }
+            let notes = sandbox_notes(&sandbox);
+            Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed(), roots, discovery, notes }
         }
         Err(e) => Outcome::Failed(format!("Bloatlens could not run {}: {e}", plan.main_class)),
     }

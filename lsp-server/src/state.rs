@@ -11,6 +11,7 @@ use crate::suppressions;
 use crate::to_proto;
 use bloatlens_profiler::junit::{TestOutcome, TestStatus};
 use bloatlens_profiler::report::{human_duration, Finding, Report};
+use bloatlens_profiler::vm::sandbox::WriteLog;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -278,6 +279,9 @@ pub struct State {
     suppressed: HashSet<String>,
     /// When each file was last saved through the editor (to ignore the watcher's echo).
     saved_at: HashMap<PathBuf, Instant>,
+    /// What the latest runs changed in the workspace (when the sandbox lets changes land there):
+    /// the watcher's reports of those changes start no profile.
+    program_writes: Vec<WriteLog>,
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
@@ -323,6 +327,7 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         projects: job::Projects::default(),
         suppressed: HashSet::new(),
         saved_at: HashMap::new(),
+        program_writes: Vec::new(),
         _watcher: None,
     };
     tokio::spawn(async move {
@@ -404,6 +409,12 @@ impl State {
                 Err(e) => self.client.show_message(MessageType::ERROR, e).await,
             },
             Event::DiskChanged(paths) => {
+                // What a run of the program changed itself is no change of the user's: it never
+                // profiles again (a program that writes a source would profile itself forever).
+                let paths: Vec<PathBuf> = paths
+                    .into_iter()
+                    .filter(|p| !self.program_writes.iter().any(|log| log.wrote_lately(p, PROGRAM_WRITE_ECHO)))
+                    .collect();
                 if let Some(pom) = paths.iter().find(|p| p.file_name().is_some_and(|n| n == "pom.xml")) {
                     // Maven's class paths may have changed: asked again before the next run.
                     job::invalidate(&self.projects);
@@ -541,6 +552,11 @@ impl State {
         self.snap.status = Status::Compiling { main_class: plan.main_class.clone(), run: generation };
         let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
         let (compiler, projects) = (self.compiler.clone(), self.projects.clone());
+        let writes = WriteLog::default();
+        if self.program_writes.len() >= PROGRAM_WRITE_LOGS {
+            self.program_writes.remove(0);
+        }
+        self.program_writes.push(writes.clone());
         tokio::spawn(async move {
             // Progress is set up beside the run, not before it: a slow client delays nothing.
             let title = format!("profiling {}", plan.main_class);
@@ -575,8 +591,9 @@ impl State {
             let compiled = move || {
                 let _ = compiled_events.send(Event::Compiled { generation });
             };
-            let mut job =
-                tokio::task::spawn_blocking(move || job::run(&job_plan, &compiler, &projects, cancel, compiled));
+            let mut job = tokio::task::spawn_blocking(move || {
+                job::run(&job_plan, &compiler, &projects, cancel, writes, compiled)
+            });
             let finished = tokio::select! {
                 outcome = &mut job => Some(outcome),
                 _ = cancelled.notified() => None,
@@ -783,7 +800,7 @@ impl State {
         }
         self.running = None;
         match outcome {
-            Outcome::Report { report, compile, run, roots, discovery } => {
+            Outcome::Report { report, compile, run, roots, discovery, notes } => {
                 if report.run.outcome == "cancelled" {
                     return;
                 }
@@ -854,6 +871,9 @@ impl State {
                     )
                 ))
                 .await;
+                for note in notes {
+                    self.log(format!("{}: {note}", plan.main_class)).await;
+                }
                 if !report.tests.is_empty() {
                     for t in &report.tests {
                         self.log(format!("test {}#{}: {}", t.class, t.name, t.summary())).await;
@@ -1125,6 +1145,13 @@ fn caret_span(line: &str, column: u32) -> (usize, usize) {
         }
     }
 }
+
+/// How long after a run changed a file the watcher's report of it is taken as that change's echo
+/// (the watcher waits for 300 ms of quiet before it reports).
+const PROGRAM_WRITE_ECHO: Duration = Duration::from_secs(3);
+
+/// Runs whose changes are remembered (the current one and those it replaced).
+const PROGRAM_WRITE_LOGS: usize = 8;
 
 /// Java files under `dir`, skipping hidden directories and build outputs.
 fn collect_java_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {

@@ -1172,3 +1172,62 @@ fn two_servers_on_one_workspace_keep_their_own_classes() {
     first.drain(std::time::Duration::from_millis(500));
     first.finish();
 }
+
+/// A program that writes a Java source into the workspace it is given (its argument), reads it back,
+/// and makes its temporaries (a NATH finding) only when it saw what it wrote.
+const WRITES_A_SOURCE: &str = r#"import java.nio.file.*;
+
+public class Main {
+    static final class Box { final int v; Box(int v) { this.v = v; } }
+    public static void main(String[] args) throws Exception {
+        Path generated = Path.of(args[0], "Generated.java");
+        Files.writeString(generated, "class Generated { static final long STAMP = " + System.nanoTime() + "L; }\n");
+        boolean seen = Files.readString(generated).startsWith("class Generated");
+        long s = 0;
+        if (seen) for (int i = 0; i < 500; i++) s += new Box(i).v;
+        System.out.println(s);
+    }
+}
+"#;
+
+/// A profiled program that writes a source file in the workspace never profiles itself again (it
+/// would, on every change the watcher reports, forever): with the sandbox's overlay the workspace
+/// does not change at all, though the program reads back what it wrote; with its changes allowed,
+/// the file lands and the watcher's report of it starts no run.
+#[test]
+fn a_program_that_writes_a_source_file_does_not_profile_itself_again() {
+    for writes in ["overlay", "allow"] {
+        let settings = |root: &str| json!({"args": [root], "sandbox": {"workspaceWrites": writes}});
+        let mut ed = start(&[("Main.java", WRITES_A_SOURCE)], settings("."));
+        let root = ed.root.clone();
+        ed.notify(
+            "workspace/didChangeConfiguration",
+            json!({"settings": {"bloatlens": settings(&root.display().to_string())}}),
+        );
+        let u = ed.open("Main.java");
+        let diags = save_and_profile(&mut ed, &u);
+        assert!(diags.iter().any(|d| d["code"] == "nath"), "{writes}: the program read back what it wrote: {diags:?}");
+        if writes == "overlay" {
+            let note = ed.notification("window/logMessage");
+            let note = note["message"].as_str().unwrap();
+            assert!(note.contains("(Generated.java) went to the sandbox's overlay"), "{note}");
+        }
+        // Over the next seconds (the watcher reports after 300 ms of quiet), no other run starts.
+        let later = ed.within(std::time::Duration::from_secs(4));
+        let runs = later.iter().filter(|m| m["method"] == "window/workDoneProgress/create").count();
+        assert_eq!(runs, 0, "{writes}: the program's own write started {runs} more runs");
+        assert!(later.is_empty(), "{writes}: {later:?}");
+        let mut names: Vec<String> =
+            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        match writes {
+            "overlay" => assert_eq!(names, ["Main.java"], "the workspace did not change"),
+            _ => {
+                assert_eq!(names, ["Generated.java", "Main.java"], "the write landed");
+                let text = std::fs::read_to_string(root.join("Generated.java")).unwrap();
+                assert!(text.starts_with("class Generated"), "{text}");
+            }
+        }
+        ed.finish();
+    }
+}

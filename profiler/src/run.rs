@@ -39,6 +39,9 @@ pub struct RunConfig {
     /// Instructions a thread runs before another gets its turn (default [`crate::vm::threads::SLICE`]);
     /// stress tests vary it to move the points where threads switch.
     pub time_slice: Option<u64>,
+    /// What the program may change on disk: its workspace (through an overlay, or for real) and a
+    /// temporary directory of its own; None: whatever its user may (see [`crate::vm::sandbox`]).
+    pub sandbox: Option<crate::vm::sandbox::SandboxConfig>,
 }
 
 impl RunConfig {
@@ -59,6 +62,7 @@ impl RunConfig {
             env: Vec::new(),
             check_handles: false,
             time_slice: None,
+            sandbox: None,
         }
     }
 }
@@ -186,6 +190,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         env: config.env.clone(),
         check_handles: config.check_handles,
         time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
+        sandbox: config.sandbox.clone(),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;

@@ -376,3 +376,103 @@ fn an_error_on_a_closed_stderr_still_exits_2() {
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(2));
 }
+
+/// Starting a process or opening a socket ends the run with one line that says so (status 2),
+/// sandbox or not: the VM runs only the Java program itself.
+#[test]
+fn processes_and_sockets_are_refused_with_a_clear_message() {
+    let process = "public class Proc { public static void main(String[] a) throws Exception { new ProcessBuilder(\"echo\", \"hi\").start(); } }";
+    let socket = "public class Sock { public static void main(String[] a) throws Exception { new java.net.Socket(\"localhost\", 9); } }";
+    let d = compile(&[("Proc.java", process), ("Sock.java", socket)]);
+    assert_vm_error(
+        &run_in(&classes(&d), "Proc", &[]),
+        "the program started a process (`echo hi`): processes are refused — the Bloatlens VM runs only the Java program itself",
+    );
+    for flags in [&[][..], &["--sandbox"][..]] {
+        let o = run_in(&classes(&d), "Sock", flags);
+        assert_vm_error(&o, "the program reached for the network (native method ");
+        assert!(
+            stderr(&o).contains("sockets are refused — the Bloatlens VM runs without network access"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+/// Writes a file in the working directory and one at the path it is given, each said as done or
+/// as the exception; then reads the first back.
+const WRITER: &str = r#"import java.nio.file.*;
+public class Writer {
+    public static void main(String[] a) throws Exception {
+        Files.writeString(Path.of("here.txt"), "here");
+        try { Files.writeString(Path.of(a[0]), "there"); System.out.println("there: written"); }
+        catch (AccessDeniedException e) { System.out.println("there: " + e.getMessage()); }
+        System.out.println("here: " + Files.readString(Path.of("here.txt")));
+    }
+}
+"#;
+
+/// `run` and `profile` change what the program asks, as `java` would; with `--sandbox` the working
+/// directory is the workspace — its changes go to an overlay the program alone sees, or to the
+/// workspace with `--sandbox-writes allow` — and a change elsewhere is refused, which stderr says
+/// after the run.
+#[test]
+fn sandbox_keeps_the_program_to_its_workspace() {
+    let d = compile(&[("Writer.java", WRITER)]);
+    let cp = classes(&d).display().to_string();
+    let root = d.path().canonicalize().unwrap();
+    let (ws, outside) = (root.join("ws"), root.join("outside.txt"));
+    let target = outside.display().to_string();
+    let printed = root.join("printed.txt").display().to_string();
+    let clean = || {
+        let _ = std::fs::remove_file(&outside);
+        let _ = std::fs::remove_dir_all(&ws);
+        std::fs::create_dir_all(&ws).unwrap();
+    };
+    for command in ["run", "profile"] {
+        let exec = |flags: &[&str]| {
+            let mut args = vec![command];
+            args.extend_from_slice(flags);
+            if command == "profile" {
+                args.extend(["--program-output", &printed, "--format", "json", "--output", "/dev/null"]);
+            }
+            args.extend(["-cp", &cp, "Writer", &target]);
+            let o = Command::new(env!("CARGO_BIN_EXE_bloatlens")).args(&args).current_dir(&ws).output().unwrap();
+            assert_eq!(o.status.code(), Some(0), "{command} {flags:?}: {}", stderr(&o));
+            let out = if command == "run" { stdout(&o) } else { std::fs::read_to_string(&printed).unwrap() };
+            (out, stderr(&o))
+        };
+        // As the user asked: both land.
+        clean();
+        let (out, err) = exec(&[]);
+        assert_eq!(out, "there: written\nhere: here\n", "{command}");
+        assert_eq!(err, "", "{command}");
+        assert!(outside.is_file() && ws.join("here.txt").is_file(), "{command}");
+
+        let refused = format!(
+            "there: {target}: Permission denied: Bloatlens's sandbox refuses writes outside the workspace {} (run it without --sandbox to allow them)\nhere: here\n",
+            ws.display()
+        );
+        let said = format!("bloatlens: the sandbox refused 1 change outside {}: write {target}\n", ws.display());
+        clean();
+        let (out, err) = exec(&["--sandbox"]);
+        assert_eq!(out, refused, "{command}");
+        assert_eq!(
+            err,
+            format!("{said}bloatlens: the program's changes to 1 path of the workspace went to the sandbox's overlay and were dropped (--sandbox-writes allow keeps them)\n"),
+            "{command}"
+        );
+        assert!(!outside.exists(), "{command}");
+        assert_eq!(std::fs::read_dir(&ws).unwrap().count(), 0, "{command}: the workspace did not change");
+
+        clean();
+        let (out, err) = exec(&["--sandbox", "--sandbox-writes", "allow"]);
+        assert_eq!(out, refused, "{command}");
+        assert_eq!(err, said, "{command}");
+        assert!(!outside.exists(), "{command}");
+        assert_eq!(std::fs::read_to_string(ws.join("here.txt")).unwrap(), "here", "{command}: the change landed");
+    }
+    let o = bloatlens(&["run", "--sandbox-writes", "allow", "-cp", &cp, "Writer", &target]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--sandbox"), "{}", stderr(&o));
+}

@@ -10,9 +10,10 @@ test("the defaults reach the server nested as its Config, without the client's o
   const options = currentServerSettings(manifest);
   assert.deepEqual(Object.keys(options).sort(), [
     "analyses", "args", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile", "profileOnSave",
-    "testTimeouts", "thresholds",
+    "sandbox", "testTimeouts", "thresholds",
   ]);
   assert.equal(options.testTimeouts, "scale");
+  assert.deepEqual(options.sandbox, { workspaceWrites: "overlay" });
   assert.deepEqual(options.analyses, { copy: true, refprop: true, costben: true, lifetime: true, bottleneck: true });
   assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 10000 });
   assert.equal((options.thresholds as Record<string, unknown>).bottleneckMetric, "instructions");

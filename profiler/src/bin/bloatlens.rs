@@ -24,6 +24,7 @@ use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STA
 /// `--fail-on` found what it was told to fail on.
 const STATUS_GATE: i32 = 1;
 use bloatlens_profiler::text::{render, Sources};
+use bloatlens_profiler::vm::sandbox::{SandboxConfig, WorkspaceWrites};
 use bloatlens_profiler::vm::{Limits, Outcome, VmError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::{OsStr, OsString};
@@ -53,7 +54,8 @@ fn say_raw(text: &str) {
 const EXIT_STATUSES: &str =
     "Exit status: the program's own when it ran (its System.exit status, 1 for an uncaught exception);
 2 when Bloatlens could not run it or do its job (no JDK, no main class, compile errors, an unsupported
-native, a budget that ended the JDK's start-up before main, a report it could not write); 3 when an
+native, a process or socket the program asked for, a budget that ended the JDK's start-up before main, a
+report it could not write); 3 when an
 instruction or time budget stopped the program; 130 when interrupted (Ctrl-C, SIGTERM or SIGHUP: the
 report is still printed).";
 
@@ -265,6 +267,62 @@ struct ProgramEnv {
     /// the collector missed is an error where it is used, naming the object it was.
     #[arg(long)]
     check_handles: bool,
+    /// Let the program change files only in the workspace (the project's directory with --test or a
+    /// pom.xml, else its working directory) and in a temporary directory of its own (java.io.tmpdir);
+    /// a change elsewhere fails in Java as a permission problem does. Processes and sockets are
+    /// refused with or without it.
+    #[arg(long)]
+    sandbox: bool,
+    /// With --sandbox, where the program's changes in the workspace go: `overlay` (a scratch copy the
+    /// program sees for the rest of its run; the workspace itself does not change) or `allow` (the
+    /// workspace).
+    #[arg(long, value_name = "WHERE", default_value = "overlay", requires = "sandbox")]
+    sandbox_writes: WorkspaceWrites,
+}
+
+impl ProgramEnv {
+    /// The sandbox `--sandbox` asks for (None without it), around the project's directory (`project`)
+    /// or else the program's working directory; `writable`: a file outside it that Bloatlens itself
+    /// has the program write (a test's outcomes).
+    fn sandbox(&self, project: Option<&Path>, writable: Option<&Path>) -> anyhow::Result<Option<SandboxConfig>> {
+        if !self.sandbox {
+            return Ok(None);
+        }
+        let workspace = match (project, &self.cwd) {
+            (Some(dir), _) => dir.to_path_buf(),
+            (None, Some(dir)) => std::path::absolute(dir)?,
+            (None, None) => std::env::current_dir().context("reading the working directory")?,
+        };
+        let mut config = SandboxConfig::new(workspace, self.sandbox_writes, "run it without --sandbox to allow them");
+        config.writable.extend(writable.map(Path::to_path_buf));
+        Ok(Some(config))
+    }
+}
+
+/// After a sandboxed run: what its sandbox refused, and what its overlay kept from the workspace.
+fn say_sandbox(config: Option<&SandboxConfig>) {
+    let Some(config) = config else { return };
+    let refused = config.log.refused();
+    if !refused.is_empty() {
+        let shown: Vec<&str> = refused.iter().take(3).map(String::as_str).collect();
+        let more = if refused.len() > 3 { ", …" } else { "" };
+        say!(
+            "bloatlens: the sandbox refused {} change{} outside {}: {}{more}",
+            refused.len(),
+            if refused.len() == 1 { "" } else { "s" },
+            config.workspace.display(),
+            shown.join(", ")
+        );
+    }
+    let written = config.log.written();
+    if config.workspace_writes == WorkspaceWrites::Overlay && !written.is_empty() {
+        say!(
+            "bloatlens: the program's changes to {} path{} of the workspace went to the sandbox's overlay and were \
+             dropped (--sandbox-writes allow keeps them)",
+            written.len(),
+            if written.len() == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// `key=value`; a bare `key` is the empty value, as `java -Dkey` takes it.
@@ -509,16 +567,18 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         capture: false,
         stdout_to_stderr: false,
         gc_interval_bytes: None,
-        properties: a.program.properties,
-        cwd: a.program.cwd,
-        env: a.program.env,
+        properties: a.program.properties.clone(),
+        cwd: a.program.cwd.clone(),
+        env: a.program.env.clone(),
         check_handles: a.program.check_handles,
         time_slice: None,
+        sandbox: None,
     };
     // A test: the project (the positional, default `.`) compiled, the test run through the JUnit
     // runner with nothing observed, its outcomes printed after the run.
     let mut launch = None;
     let _build;
+    let mut project_dir = None;
     if a.project.test.is_some() {
         let target = PathBuf::from(a.main_class.as_deref().unwrap_or("."));
         let given = if a.class_path == "." { "" } else { a.class_path.as_str() };
@@ -531,9 +591,12 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         config.main_class = prepared.main_class;
         config.args = prepared.args;
         launch = prepared.launch;
+        project_dir = Some(prepared.root);
         _build = prepared.build;
     }
+    config.sandbox = a.program.sandbox(project_dir.as_deref(), launch.as_ref().map(TestLaunch::outcomes_path))?;
     let result = run(&config)?;
+    say_sandbox(config.sandbox.as_ref());
     if let Outcome::Stopped(e @ (VmError::MainClassNotFound { .. } | VmError::NoMainMethod(_))) = &result.outcome {
         if launch.is_some() {
             say!("bloatlens: error: {e}");
@@ -620,6 +683,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     let mut user_roots = a.project.source_root.clone();
     let mut test_launch = None;
     let properties = a.program.properties.clone();
+    let mut project_dir = None;
     let (class_path, main_class) = if is_project {
         let prepared = prepare_project(
             &target,
@@ -637,6 +701,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         roots.extend(prepared.source_roots.iter().cloned());
         args = prepared.args.into_iter().map(OsString::from).collect();
         test_launch = prepared.launch;
+        project_dir = Some(prepared.root);
         build_dirs.push(prepared.build);
         (prepared.class_path, prepared.main_class)
     } else if is_source {
@@ -717,6 +782,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             env: a.program.env.clone(),
             check_handles: a.program.check_handles,
             time_slice: None,
+            sandbox: a.program.sandbox(project_dir.as_deref(), test_launch.as_ref().map(TestLaunch::outcomes_path))?,
         },
         analyses,
         settings,
@@ -785,6 +851,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         }
     }
     explain(&result, &config.run.limits);
+    say_sandbox(config.run.sandbox.as_ref());
     let tripped = bloatlens_profiler::gate::check(&gate, &report, previous.as_ref());
     for line in &tripped {
         say!("bloatlens: --fail-on {line}");
@@ -875,6 +942,8 @@ struct Prepared {
     launch: Option<TestLaunch>,
     /// Where the classes were compiled (removed when dropped).
     build: BuildDir,
+    /// The project's directory (a Maven reactor's root).
+    root: PathBuf,
 }
 
 /// Opens the project at `target` (a Maven reactor, or a plain tree with `lib/*.jar`), compiles its
@@ -988,7 +1057,8 @@ fn prepare_project(
             }
         },
     };
-    Ok(Ok(Prepared { class_path: bloatlens_profiler::junit::join(&cp), main_class, args, source_roots, launch, build }))
+    let class_path = bloatlens_profiler::junit::join(&cp);
+    Ok(Ok(Prepared { class_path, main_class, args, source_roots, launch, build, root: dir }))
 }
 
 /// A plain tree's main and test source roots: the ones named (relative to the working

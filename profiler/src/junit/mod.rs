@@ -467,6 +467,11 @@ impl TestLaunch {
         Ok(TestLaunch { selector: selector.to_string(), class_path, args, notes, timeouts, outcomes })
     }
 
+    /// The file the runner writes the outcomes to (a sandboxed run must be let write it).
+    pub fn outcomes_path(&self) -> &Path {
+        &self.outcomes
+    }
+
     /// How the tests ended. `ended_by_itself`: the run was not stopped (a budget, a cancel, a
     /// crash); such a run with no test run means the selector matched none.
     pub fn outcomes(&self, ended_by_itself: bool) -> Result<Outcomes, JUnitError> {

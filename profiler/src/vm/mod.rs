@@ -19,6 +19,7 @@ mod npe;
 mod ops;
 mod refmap;
 mod resolve;
+pub mod sandbox;
 mod strings;
 pub mod threads;
 pub mod tracker;
@@ -98,6 +99,8 @@ pub struct Options {
     pub check_handles: bool,
     /// Instructions a thread runs before another runnable one gets its turn ([`threads::SLICE`]).
     pub time_slice: u64,
+    /// What the program may change on disk (None: whatever its user may; see [`sandbox`]).
+    pub sandbox: Option<sandbox::SandboxConfig>,
 }
 
 /// What a program's `System.in` reads.
@@ -137,6 +140,9 @@ pub enum VmError {
     BadCode { method: String, reason: String },
     #[error("{0} is not supported by the Bloatlens VM yet")]
     Unsupported(String),
+    /// The program reached for something the VM never gives it (another process, the network).
+    #[error("{0}")]
+    Refused(String),
     #[error("could not find or load main class {class}{hint}")]
     MainClassNotFound { class: String, hint: String },
     #[error("{error} occurred while loading main class {class}")]
@@ -379,6 +385,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     memory_beans: natives::MemoryBeans,
     /// Files the program has open.
     pub(crate) open_files: natives::OpenFiles,
+    /// Where a sandboxed run's changes go (see [`Options::sandbox`]).
+    pub(crate) sandbox: Option<sandbox::Sandbox>,
     /// BLOATLENS_TRACE_EXCEPTIONS: print every exception's stack as it is created (VM debugging).
     trace_exceptions: bool,
     /// The collector's `java.lang.ref` state: reference classes, the pending-reference list.
@@ -474,9 +482,16 @@ impl<T: Tracker> Vm<T> {
             refs: Default::default(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),
             open_files: natives::OpenFiles::default(),
+            sandbox: None,
             inflaters: natives::Inflaters::default(),
             memory_beans: natives::MemoryBeans::default(),
         };
+        if let Some(config) = &vm.opts.sandbox {
+            let sandbox = sandbox::Sandbox::new(config, &vm.working_dir()).map_err(|e| {
+                VmError::Boot(format!("cannot set up the sandbox of {}: {e}", config.workspace.display()))
+            })?;
+            vm.sandbox = Some(sandbox);
+        }
         let feature: u16 = vm.opts.jdk.version().and_then(|v| v.split('.').next()?.parse().ok()).unwrap_or(17);
         vm.max_major_version = 44 + feature;
         if let Stdin::File(path) = &vm.opts.stdin {

@@ -1,12 +1,15 @@
 //! Natives of java.io: the standard streams (fds 0–2), files opened by FileInputStream and
-//! FileOutputStream (a VM-side table of open files, from fd 3 up), and `UnixFileSystem`.
+//! FileOutputStream (a VM-side table of open files, from fd 3 up), and `UnixFileSystem`. Files
+//! are opened, changed and listed through `fs.rs` (a sandboxed run's changes go where its
+//! sandbox says).
 
 use super::{Registry, VmResult};
 use crate::vm::heap::{ObjData, Ref};
+use crate::vm::sandbox::{FsError, OpenHow, Removal};
 use crate::vm::{JThread, Stdin, Tracker, Vm};
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Files the program opened, by the `fd` stored in their FileDescriptor, and open directory
 /// listings (NIO's opendir/readdir) by handle.
@@ -16,6 +19,8 @@ pub struct OpenFiles {
     next: i32,
     dirs: HashMap<u64, std::vec::IntoIter<Vec<u8>>>,
     next_dir: u64,
+    /// The host path of each file a sandboxed run opened only to read (see `Vm::fd_attributes`).
+    origins: HashMap<i32, PathBuf>,
 }
 
 impl OpenFiles {
@@ -42,6 +47,16 @@ impl OpenFiles {
         self.files.insert(fd, f);
         fd
     }
+    pub(super) fn close(&mut self, fd: i32) {
+        self.files.remove(&fd);
+        self.origins.remove(&fd);
+    }
+    pub(super) fn set_origin(&mut self, fd: i32, path: PathBuf) {
+        self.origins.insert(fd, path);
+    }
+    pub(super) fn origin(&self, fd: i32) -> Option<PathBuf> {
+        self.origins.get(&fd).cloned()
+    }
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
@@ -60,11 +75,10 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const RAF: &str = "java/io/RandomAccessFile";
     reg.add(RAF, "open0", "(Ljava/lang/String;I)V", |vm, t, a| {
         let path = vm.rust_string(a[1] as Ref);
-        let mode = a[2] as i32;
-        let write = mode & 2 != 0; // RandomAccessFile.RW
-        let file =
-            std::fs::OpenOptions::new().read(true).write(write).create(write).truncate(false).open(vm.host_path(&path));
-        open_into(vm, t, a[0] as Ref, &path, file)
+        let write = a[2] as i32 & 2 != 0; // RandomAccessFile.RW
+        let how = OpenHow { read: true, write, create: write, ..Default::default() };
+        let fd = vm.fs_open(&path, &how);
+        open_into(vm, t, a[0] as Ref, &path, fd)
     });
     reg.add(RAF, "read0", "()I", |vm, t, a| {
         let fd = fd_of(vm, a[0] as Ref);
@@ -114,7 +128,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/io/FileDescriptor", "getAppend", "(I)Z", |_, _, _| Ok(0));
     reg.add("java/io/FileDescriptor", "close0", "()V", |vm, _, a| {
         let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-        vm.open_files.files.remove(&fd);
+        vm.open_files.close(fd);
         vm.set_named(a[0] as Ref, "fd", -1i32 as u32 as u64);
         Ok(0)
     });
@@ -126,20 +140,19 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("java/io/FileOutputStream", "open0", "(Ljava/lang/String;Z)V", |vm, t, a| {
         let path = vm.rust_string(a[1] as Ref);
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .append(a[2] != 0)
-            .truncate(a[2] == 0)
-            .open(vm.host_path(&path));
-        open_into(vm, t, a[0] as Ref, &path, file)
+        let append = a[2] != 0;
+        let how = OpenHow { write: true, create: true, append, truncate: !append, ..Default::default() };
+        let fd = vm.fs_open(&path, &how);
+        open_into(vm, t, a[0] as Ref, &path, fd)
     });
     reg.add("java/io/FileInputStream", "open0", "(Ljava/lang/String;)V", |vm, t, a| {
         let path = vm.rust_string(a[1] as Ref);
-        let host = vm.host_path(&path);
-        let file =
-            if host.is_dir() { Err(std::io::Error::other("Is a directory")) } else { std::fs::File::open(&host) };
-        open_into(vm, t, a[0] as Ref, &path, file)
+        let fd = if vm.read_path(&path, true).is_dir() {
+            Err(FsError::Io(std::io::Error::other("Is a directory")))
+        } else {
+            vm.fs_open(&path, &OpenHow { read: true, ..Default::default() })
+        };
+        open_into(vm, t, a[0] as Ref, &path, fd)
     });
     reg.add("java/io/FileInputStream", "readBytes", "([BII)I", read_bytes);
     reg.add("java/io/FileInputStream", "read0", "()I", |vm, t, a| {
@@ -181,8 +194,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
 
     const FS: &str = "java/io/UnixFileSystem";
     reg.add(FS, "canonicalize0", "(Ljava/lang/String;)Ljava/lang/String;", |vm, _, a| {
-        let path = vm.host_path(&vm.rust_string(a[1] as Ref));
-        let canon = canonicalize(&path.display().to_string());
+        let text = vm.rust_string(a[1] as Ref);
+        let canon = match vm.sandboxed_canonical(&text) {
+            Some(p) => p.display().to_string(),
+            None => canonicalize(&vm.host_path(&text).display().to_string()),
+        };
         Ok(vm.new_string(&canon) as u64)
     });
     reg.add(FS, "getBooleanAttributes0", "(Ljava/io/File;)I", |vm, _, a| {
@@ -195,28 +211,38 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Err(_) => 0,
         })
     });
-    // `File.canRead/canWrite/canExecute`: access(2), as HotSpot (the modes are POSIX's R_OK/W_OK/X_OK).
+    // `File.canRead/canWrite/canExecute`: access(2), as HotSpot (the modes are POSIX's R_OK/W_OK/X_OK);
+    // in a sandboxed run a file it would not let the program change is not writable.
     for name in ["checkAccess", "checkAccess0"] {
         reg.add(FS, name, "(Ljava/io/File;I)Z", |vm, _, a| {
+            let mode = a[2] as i32 & 7;
+            if mode & libc::W_OK != 0 && !vm.fs_may_change(&file_text(vm, a[1] as Ref)) {
+                return Ok(0);
+            }
             let path = file_path(vm, a[1] as Ref);
             let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return Ok(0) };
             // SAFETY: `c` is a NUL-terminated string that outlives the call; access(2) only reads it.
-            Ok((unsafe { libc::access(c.as_ptr(), a[2] as i32 & 7) } == 0) as u64)
+            Ok((unsafe { libc::access(c.as_ptr(), mode) } == 0) as u64)
         });
     }
     // `File.setReadable/setWritable/setExecutable`: the owner's bit, or everyone's, set or cleared.
     for name in ["setPermission", "setPermission0"] {
         reg.add(FS, name, "(Ljava/io/File;IZZ)Z", |vm, _, a| {
-            use std::os::unix::fs::PermissionsExt;
-            let path = file_path(vm, a[1] as Ref);
+            let path = file_text(vm, a[1] as Ref);
             let (access, enable, owner_only) = (a[2] as u32 & 7, a[3] != 0, a[4] != 0);
             let bits = if owner_only { access << 6 } else { access << 6 | access << 3 | access };
-            let Ok(meta) = std::fs::metadata(&path) else { return Ok(0) };
-            let mode = meta.permissions().mode();
-            let mode = if enable { mode | bits } else { mode & !bits };
-            Ok(std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).is_ok() as u64)
+            Ok(vm
+                .fs_change(&path, true, |p| change_mode(p, |mode| if enable { mode | bits } else { mode & !bits }))
+                .is_ok() as u64)
         });
     }
+    // `File.setReadOnly`: every write bit cleared.
+    reg.add(FS, "setReadOnly", "(Ljava/io/File;)Z", |vm, _, a| {
+        let path = file_text(vm, a[1] as Ref);
+        Ok(vm.fs_change(&path, true, |p| change_mode(p, |mode| mode & !0o222)).is_ok() as u64)
+    });
+    // pathconf(_PC_NAME_MAX) (`File.createTempFile` keeps its names under it): Linux's file systems' 255.
+    reg.add(FS, "getNameMax0", "(Ljava/lang/String;)J", |_, _, _| Ok(255));
     reg.add(FS, "getLength", "(Ljava/io/File;)J", |vm, _, a| {
         Ok(std::fs::metadata(file_path(vm, a[1] as Ref)).map(|m| m.len()).unwrap_or(0))
     });
@@ -230,20 +256,17 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     for name in ["setLastModifiedTime", "setLastModifiedTime0"] {
         reg.add(FS, name, "(Ljava/io/File;J)Z", |vm, _, a| {
             // HotSpot keeps the access time and sets the modification time (milliseconds).
-            let path = file_path(vm, a[1] as Ref);
+            let path = file_text(vm, a[1] as Ref);
             let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(a[2]);
-            let r = std::fs::File::open(path).and_then(|f| f.set_times(std::fs::FileTimes::new().set_modified(at)));
-            Ok(r.is_ok() as u64)
+            let set = |p: &Path| std::fs::File::open(p)?.set_times(std::fs::FileTimes::new().set_modified(at));
+            Ok(vm.fs_change(&path, true, set).is_ok() as u64)
         });
     }
     reg.add(FS, "list", "(Ljava/io/File;)[Ljava/lang/String;", |vm, _, a| {
-        let path = file_path(vm, a[1] as Ref);
-        match std::fs::read_dir(&path) {
-            Ok(entries) => {
-                let mut names: Vec<Option<String>> = entries
-                    .filter_map(|e| e.ok())
-                    .map(|e| Some(e.file_name().to_string_lossy().into_owned()))
-                    .collect();
+        match vm.fs_list(&file_text(vm, a[1] as Ref)) {
+            Ok(names) => {
+                let mut names: Vec<Option<String>> =
+                    names.into_iter().map(|n| Some(n.to_string_lossy().into_owned())).collect();
                 names.sort();
                 Ok(vm.new_string_array(&names)? as u64)
             }
@@ -251,27 +274,50 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
     });
     reg.add(FS, "createDirectory", "(Ljava/io/File;)Z", |vm, _, a| {
-        Ok(std::fs::create_dir(file_path(vm, a[1] as Ref)).is_ok() as u64)
+        let path = file_text(vm, a[1] as Ref);
+        Ok(vm.fs_mkdir(&path, 0o777).is_ok() as u64)
     });
-    reg.add(FS, "createFileExclusively", "(Ljava/lang/String;)Z", |vm, _, a| {
-        let path = vm.host_path(&vm.rust_string(a[1] as Ref));
-        Ok(std::fs::OpenOptions::new().write(true).create_new(true).open(path).is_ok() as u64)
+    // False when the file exists; any other failure is an IOException (strerror's words).
+    reg.add(FS, "createFileExclusively", "(Ljava/lang/String;)Z", |vm, t, a| {
+        let path = vm.rust_string(a[1] as Ref);
+        let how = OpenHow { write: true, create: true, create_new: true, mode: Some(0o666), ..Default::default() };
+        match vm.fs_open(&path, &how) {
+            Ok(fd) => {
+                vm.open_files.close(fd);
+                Ok(1)
+            }
+            Err(FsError::Io(e)) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(0),
+            Err(e) => Err(vm.io_exception(t, e)),
+        }
     });
     reg.add(FS, "delete0", "(Ljava/io/File;)Z", |vm, _, a| {
-        let path = file_path(vm, a[1] as Ref);
-        Ok((std::fs::remove_file(&path).is_ok() || std::fs::remove_dir(&path).is_ok()) as u64)
+        let path = file_text(vm, a[1] as Ref);
+        Ok(vm.fs_remove(&path, Removal::Either).is_ok() as u64)
     });
     reg.add(FS, "rename0", "(Ljava/io/File;Ljava/io/File;)Z", |vm, _, a| {
-        Ok(std::fs::rename(file_path(vm, a[1] as Ref), file_path(vm, a[2] as Ref)).is_ok() as u64)
+        let (from, to) = (file_text(vm, a[1] as Ref), file_text(vm, a[2] as Ref));
+        Ok(vm.fs_rename(&from, &to).is_ok() as u64)
     });
 }
 
-/// `File.path` of a java.io.File, as the host names it (see `Vm::host_path`).
-fn file_path<T: Tracker>(vm: &Vm<T>, file: Ref) -> std::path::PathBuf {
+/// `File.path` of a java.io.File as the program wrote it (empty for none).
+fn file_text<T: Tracker>(vm: &Vm<T>, file: Ref) -> String {
     match vm.get_named(file, "path") as Ref {
-        0 => std::path::PathBuf::new(),
-        s => vm.host_path(&vm.rust_string(s)),
+        0 => String::new(),
+        s => vm.rust_string(s),
     }
+}
+
+/// Where a read of a java.io.File goes on the host (see `Vm::read_path`).
+fn file_path<T: Tracker>(vm: &Vm<T>, file: Ref) -> PathBuf {
+    vm.read_path(&file_text(vm, file), true)
+}
+
+/// chmod(2) of `path` to what `change` makes of its mode.
+fn change_mode(path: &Path, change: impl FnOnce(u32) -> u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(change(mode)))
 }
 
 /// Java's canonical form: symlinks resolved for the part that exists, `.`/`..` folded for the rest.
@@ -300,25 +346,17 @@ fn open_into<T: Tracker>(
     t: &mut JThread,
     stream: Ref,
     path: &str,
-    file: std::io::Result<std::fs::File>,
+    fd: Result<i32, FsError>,
 ) -> VmResult<u64> {
-    match file {
-        Ok(f) => {
-            let fd = vm.open_files.add(f);
+    match fd {
+        Ok(fd) => {
             let fdo = vm.get_named(stream, "fd") as Ref;
             if fdo != 0 {
                 vm.set_named(fdo, "fd", fd as u32 as u64);
             }
             Ok(0)
         }
-        Err(e) => {
-            let reason = match e.kind() {
-                std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
-                std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
-                _ => e.to_string(),
-            };
-            Err(vm.throw_new(t, "java/io/FileNotFoundException", Some(&format!("{path} ({reason})"))))
-        }
+        Err(e) => Err(vm.file_not_found(t, path, e)),
     }
 }
 

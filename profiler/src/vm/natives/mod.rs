@@ -9,6 +9,7 @@
 mod accessors;
 mod annotations;
 pub(crate) mod class_loading;
+mod fs;
 pub(crate) mod invoke;
 mod io;
 mod lang;
@@ -72,6 +73,21 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     t
 }
 
+/// Where the JDK's sockets live (`Socket`, `ServerSocket`, `DatagramSocket`, socket channels, `HttpURLConnection`
+/// beneath them): their natives are the network, which a run never gets (name lookup, `InetAddress`, is answered).
+const NETWORK: &[&str] = &[
+    "java/net/",
+    "jdk/net/",
+    "sun/net/",
+    "sun/nio/ch/Net",
+    "sun/nio/ch/Socket",
+    "sun/nio/ch/ServerSocket",
+    "sun/nio/ch/Datagram",
+    "sun/nio/ch/UnixDomainSockets",
+    "sun/nio/ch/NioSocketImpl",
+    "sun/nio/ch/InheritedChannel",
+];
+
 fn nothing<T: Tracker>(_: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmResult<u64> {
     Ok(0)
 }
@@ -131,6 +147,12 @@ impl<T: Tracker> Vm<T> {
             if let Some(f) = memory::bind_unsafe_access::<T>(name) {
                 return Ok(f);
             }
+        }
+        let native = format!("{}.{name}{desc}", class.replace('/', "."));
+        if NETWORK.iter().any(|p| class.starts_with(p)) {
+            return Err(Fault::Fatal(VmError::Refused(format!(
+                "the program reached for the network (native method {native}): sockets are refused — the Bloatlens VM runs without network access"
+            ))));
         }
         Err(Fault::Fatal(VmError::UnsupportedNative {
             class: class.replace('/', "."),

@@ -1,9 +1,12 @@
 //! The parts of the NIO default file system (`sun.nio.fs.UnixNativeDispatcher`) that path handling
 //! and file attributes need. Paths arrive as C strings in native memory (the JDK's NativeBuffer,
-//! allocated through Unsafe); failures are thrown as `UnixException(errno)`, as the JDK expects.
+//! allocated through Unsafe); failures are thrown as `UnixException(errno)`, as the JDK expects
+//! (a sandbox's refusal as the `AccessDeniedException` the JDK makes of EACCES, see `fs.rs`).
+//! Files are opened, changed and listed through `fs.rs`.
 
 use super::{Registry, VmResult};
 use crate::vm::heap::Ref;
+use crate::vm::sandbox::{FsError, OpenHow, Removal};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 use std::os::unix::fs::MetadataExt;
 
@@ -12,30 +15,29 @@ const D: &str = "sun/nio/fs/UnixNativeDispatcher";
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // JDK 21+: access reports failure as a returned errno.
     reg.add(D, "access0", "(JI)I", |vm, _, a| {
-        let path = c_string(vm, a[0])?;
-        Ok(match std::fs::metadata(path) {
-            Ok(_) => 0,
+        Ok(match access(vm, a[0], a[2] as i32)? {
+            Ok(()) => 0,
             Err(e) => e.raw_os_error().unwrap_or(2) as u64,
         })
     });
     // Files, directories and channels: descriptors share the VM's open-file table with java.io.
     reg.add(D, "open0", "(JII)I", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
+        let path = c_text(vm, a[0])?;
         let (flags, mode) = (a[2] as i32, a[3] as u32);
-        use std::os::unix::fs::OpenOptionsExt;
-        let acc = flags & 0o3;
-        let file = std::fs::OpenOptions::new()
-            .read(acc == 0 || acc == 2)
-            .write(acc == 1 || acc == 2)
-            .append(flags & 0o2000 != 0)
-            .truncate(flags & 0o1000 != 0)
-            .create(flags & 0o100 != 0 && flags & 0o200 == 0)
-            .create_new(flags & 0o300 == 0o300)
-            .mode(mode)
-            .open(&path);
-        match file {
-            Ok(f) => Ok(vm.open_files.add(f) as u64),
-            Err(e) => Err(unix_exception(vm, t, &e)),
+        let acc = flags & libc::O_ACCMODE;
+        let how = OpenHow {
+            read: acc == libc::O_RDONLY || acc == libc::O_RDWR,
+            write: acc == libc::O_WRONLY || acc == libc::O_RDWR,
+            append: flags & libc::O_APPEND != 0,
+            truncate: flags & libc::O_TRUNC != 0,
+            create: flags & libc::O_CREAT != 0,
+            create_new: flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL,
+            mode: Some(mode),
+            nofollow: flags & libc::O_NOFOLLOW != 0,
+        };
+        match vm.fs_open(&path, &how) {
+            Ok(fd) => Ok(fd as u64),
+            Err(e) => Err(vm.nio_error(t, &path, e)),
         }
     });
     // Files.copy's data transfer between two open descriptors, from their current positions
@@ -50,15 +52,16 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // names the natives with a 0).
     for name in ["fchown", "fchown0"] {
         reg.add(D, name, "(III)V", |vm, t, a| {
-            let r = fd_op(vm, a[0], |f| std::os::unix::fs::fchown(f, Some(a[1] as u32), Some(a[2] as u32)));
-            r.map_err(|e| unix_exception(vm, t, &e))
+            let r = vm.fd_attributes(a[0], |f| std::os::unix::fs::fchown(f, Some(a[1] as u32), Some(a[2] as u32)));
+            done(vm, t, "", r)
         });
     }
     for name in ["fchmod", "fchmod0"] {
         reg.add(D, name, "(II)V", |vm, t, a| {
             use std::os::unix::fs::PermissionsExt;
-            let r = fd_op(vm, a[0], |f| f.set_permissions(std::fs::Permissions::from_mode(a[1] as u32)));
-            r.map_err(|e| unix_exception(vm, t, &e))
+            let mode = std::fs::Permissions::from_mode(a[1] as u32 & 0o7777);
+            let r = vm.fd_attributes(a[0], |f| f.set_permissions(mode));
+            done(vm, t, "", r)
         });
     }
     // Extended attributes: files here carry none, so there are none to copy.
@@ -69,78 +72,87 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // futimes takes microseconds, futimens nanoseconds, since the epoch.
     reg.add(D, "futimes", "(IJJ)V", |vm, t, a| {
         let times = file_times(a[1], a[3], 1_000);
-        fd_op(vm, a[0], |f| f.set_times(times)).map_err(|e| unix_exception(vm, t, &e))
+        let r = vm.fd_attributes(a[0], |f| f.set_times(times));
+        done(vm, t, "", r)
     });
     for name in ["futimens", "futimens0"] {
         reg.add(D, name, "(IJJ)V", |vm, t, a| {
             let times = file_times(a[1], a[3], 1);
-            fd_op(vm, a[0], |f| f.set_times(times)).map_err(|e| unix_exception(vm, t, &e))
+            let r = vm.fd_attributes(a[0], |f| f.set_times(times));
+            done(vm, t, "", r)
         });
     }
     // By path: utimes0 (JDK 17, microseconds), utimensat0 (JDK 21+, nanoseconds; the
     // directory descriptor is AT_FDCWD for the JDK's paths).
     reg.add(D, "utimes0", "(JJJ)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
+        let path = c_text(vm, a[0])?;
         let times = file_times(a[2], a[4], 1_000);
-        let r = std::fs::File::open(path).and_then(|f| f.set_times(times));
-        r.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let r = vm.fs_change(&path, true, |p| std::fs::File::open(p)?.set_times(times));
+        done(vm, t, &path, r)
     });
     reg.add(D, "utimensat0", "(IJJJI)V", |vm, t, a| {
-        let path = c_string(vm, a[1])?;
+        let path = c_text(vm, a[1])?;
         let times = file_times(a[3], a[5], 1);
-        let r = std::fs::File::open(path).and_then(|f| f.set_times(times));
-        r.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let r = vm.fs_change(&path, true, |p| std::fs::File::open(p)?.set_times(times));
+        done(vm, t, &path, r)
     });
     reg.add(D, "close0", "(I)V", |vm, _, a| {
-        vm.open_files.files.remove(&(a[0] as i32));
+        vm.open_files.close(a[0] as i32);
         Ok(0)
     });
     reg.add(D, "mkdir0", "(JI)V", |vm, t, a| {
-        use std::os::unix::fs::DirBuilderExt;
-        let path = c_string(vm, a[0])?;
+        let path = c_text(vm, a[0])?;
         // With its mode (a temporary directory is the owner's alone), less the umask as mkdir(2).
-        let made = std::fs::DirBuilder::new().mode(a[2] as u32 & 0o7777).create(&path);
-        made.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let r = vm.fs_mkdir(&path, a[2] as u32 & 0o7777);
+        done(vm, t, &path, r)
     });
     reg.add(D, "chmod0", "(JI)V", |vm, t, a| {
         use std::os::unix::fs::PermissionsExt;
-        let path = c_string(vm, a[0])?; // a long: two slots
+        let path = c_text(vm, a[0])?; // a long: two slots
         let mode = std::fs::Permissions::from_mode(a[2] as u32 & 0o7777);
-        std::fs::set_permissions(&path, mode).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
-    });
-    reg.add(D, "fchmod0", "(II)V", |vm, t, a| {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::Permissions::from_mode(a[1] as u32 & 0o7777);
-        let result = match vm.open_files.files.get(&(a[0] as i32)) {
-            Some(f) => f.set_permissions(mode),
-            None => Err(std::io::Error::from_raw_os_error(libc::EBADF)),
-        };
-        result.map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let r = vm.fs_change(&path, true, |p| std::fs::set_permissions(p, mode));
+        done(vm, t, &path, r)
     });
     reg.add(D, "rmdir0", "(J)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
-        std::fs::remove_dir(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let path = c_text(vm, a[0])?;
+        let r = vm.fs_remove(&path, Removal::Dir);
+        done(vm, t, &path, r)
     });
     reg.add(D, "unlink0", "(J)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
-        std::fs::remove_file(&path).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let path = c_text(vm, a[0])?;
+        let r = vm.fs_remove(&path, Removal::File);
+        done(vm, t, &path, r)
     });
     reg.add(D, "rename0", "(JJ)V", |vm, t, a| {
-        let (from, to) = (c_string(vm, a[0])?, c_string(vm, a[2])?);
-        std::fs::rename(&from, &to).map(|_| 0).map_err(|e| unix_exception(vm, t, &e))
+        let (from, to) = (c_text(vm, a[0])?, c_text(vm, a[2])?);
+        let r = vm.fs_rename(&from, &to);
+        done(vm, t, &from, r)
+    });
+    // Links: symlink0(target, link) and link0(existing, link), as the system calls take them.
+    reg.add(D, "symlink0", "(JJ)V", |vm, t, a| {
+        let (target, link) = (c_text(vm, a[0])?, c_text(vm, a[2])?);
+        let r = vm.fs_symlink(&link, &target);
+        done(vm, t, &link, r)
+    });
+    reg.add(D, "link0", "(JJ)V", |vm, t, a| {
+        let (existing, link) = (c_text(vm, a[0])?, c_text(vm, a[2])?);
+        let r = vm.fs_hard_link(&existing, &link);
+        done(vm, t, &link, r)
+    });
+    reg.add(D, "readlink0", "(J)[B", |vm, t, a| {
+        use std::os::unix::ffi::OsStrExt;
+        let path = read_at(vm, a[0], false)?;
+        match std::fs::read_link(path) {
+            Ok(target) => Ok(vm.new_byte_array(target.as_os_str().as_bytes()) as u64),
+            Err(e) => Err(unix_exception(vm, t, &e)),
+        }
     });
     reg.add(D, "opendir0", "(J)J", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
-        match std::fs::read_dir(&path) {
-            Ok(rd) => {
-                let names: Vec<Vec<u8>> = rd
-                    .filter_map(|e| e.ok())
-                    .map(|e| {
-                        use std::os::unix::ffi::OsStrExt;
-                        e.file_name().as_bytes().to_vec()
-                    })
-                    .collect();
-                Ok(vm.open_files.add_dir(names))
+        let path = c_text(vm, a[0])?;
+        match vm.fs_list(&path) {
+            Ok(names) => {
+                use std::os::unix::ffi::OsStringExt;
+                Ok(vm.open_files.add_dir(names.into_iter().map(|n| n.into_vec()).collect()))
             }
             Err(e) => Err(unix_exception(vm, t, &e)),
         }
@@ -221,12 +233,12 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         });
         reg.add(dispatcher, "close0", "(Ljava/io/FileDescriptor;)V", |vm, _, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            vm.open_files.files.remove(&fd);
+            vm.open_files.close(fd);
             Ok(0)
         });
         reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |_, _, _| Ok(0));
         reg.add(dispatcher, "closeIntFD", "(I)V", |vm, _, a| {
-            vm.open_files.files.remove(&(a[0] as i32));
+            vm.open_files.close(a[0] as i32);
             Ok(0)
         });
     }
@@ -237,41 +249,53 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(vm.new_byte_array(cwd.as_bytes()) as u64)
     });
     reg.add(D, "exists0", "(J)Z", |vm, _, a| {
-        let path = c_string(vm, a[0])?;
+        let path = read_at(vm, a[0], false)?;
         Ok(std::fs::symlink_metadata(path).is_ok() as u64)
     });
     reg.add(D, "stat1", "(J)I", |vm, _, a| {
-        let path = c_string(vm, a[0])?;
+        let path = read_at(vm, a[0], true)?;
         Ok(std::fs::metadata(path).map(|m| m.mode() as u64).unwrap_or(0))
     });
     reg.add(D, "stat0", "(JLsun/nio/fs/UnixFileAttributes;)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
+        let path = read_at(vm, a[0], true)?;
         let m = std::fs::metadata(&path);
         fill_attributes(vm, t, a[2] as Ref, m)
     });
     reg.add(D, "lstat0", "(JLsun/nio/fs/UnixFileAttributes;)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
+        let path = read_at(vm, a[0], false)?;
         let m = std::fs::symlink_metadata(&path);
         fill_attributes(vm, t, a[2] as Ref, m)
     });
     // JDK 21+: stat reports failure as a returned errno instead of an exception.
     reg.add(D, "stat0", "(JLsun/nio/fs/UnixFileAttributes;)I", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
+        let path = read_at(vm, a[0], true)?;
         match std::fs::metadata(&path) {
             Ok(m) => fill_attributes(vm, t, a[2] as Ref, Ok(m)),
             Err(e) => Ok(e.raw_os_error().unwrap_or(2) as u64),
         }
     });
-    reg.add(D, "access0", "(JI)V", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
-        match std::fs::metadata(path) {
-            Ok(_) => Ok(0),
-            Err(e) => Err(unix_exception(vm, t, &e)),
-        }
+    // By descriptor (JDK 17's fstat, JDK 21+'s wrapper of fstat0): the attributes of the file it has open.
+    for name in ["fstat", "fstat0"] {
+        reg.add(D, name, "(ILsun/nio/fs/UnixFileAttributes;)V", |vm, t, a| {
+            let m = match vm.open_files.files.get(&(a[0] as i32)) {
+                Some(f) => f.metadata(),
+                None => Err(std::io::Error::from_raw_os_error(libc::EBADF)),
+            };
+            fill_attributes(vm, t, a[1] as Ref, m)
+        });
+    }
+    reg.add(D, "access0", "(JI)V", |vm, t, a| match access(vm, a[0], a[2] as i32)? {
+        Ok(()) => Ok(0),
+        Err(e) => Err(unix_exception(vm, t, &e)),
     });
     reg.add(D, "realpath0", "(J)[B", |vm, t, a| {
-        let path = c_string(vm, a[0])?;
-        match std::fs::canonicalize(path) {
+        let text = c_text(vm, a[0])?;
+        let real = match vm.sandboxed_canonical(&text) {
+            // The program's view: the path it named, links followed, if it exists there.
+            Some(canonical) => std::fs::metadata(vm.read_path(&text, true)).map(|_| canonical),
+            None => std::fs::canonicalize(vm.host_path(&text)),
+        };
+        match real {
             Ok(p) => Ok(vm.new_byte_array(p.display().to_string().as_bytes()) as u64),
             Err(e) => Err(unix_exception(vm, t, &e)),
         }
@@ -283,9 +307,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
 }
 
-/// The path in the NUL-terminated string at a native-memory address, as the host names it (see
-/// `Vm::host_path`).
-fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<std::path::PathBuf> {
+/// The path in the NUL-terminated string at a native-memory address, as the program named it.
+fn c_text<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<String> {
     let mut bytes = Vec::new();
     for i in 0.. {
         match vm.native_memory.read(addr + i, 1) {
@@ -294,18 +317,30 @@ fn c_string<T: Tracker>(vm: &mut Vm<T>, addr: u64) -> VmResult<std::path::PathBu
             None => return Err(Fault::Fatal(VmError::Internal(format!("path at unallocated address {addr:#x}")))),
         }
     }
-    Ok(vm.host_path(&String::from_utf8_lossy(&bytes)))
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Runs `f` on the open file behind descriptor `fd` (EBADF if none).
-fn fd_op<T: Tracker>(
-    vm: &mut Vm<T>,
-    fd: u64,
-    f: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
-) -> Result<u64, std::io::Error> {
-    match vm.open_files.files.get(&(fd as i32)) {
-        Some(file) => f(file).map(|_| 0),
-        None => Err(std::io::Error::from_raw_os_error(9)),
+/// Where a read of the path at a native-memory address goes on the host (see `Vm::read_path`).
+fn read_at<T: Tracker>(vm: &mut Vm<T>, addr: u64, follow: bool) -> VmResult<std::path::PathBuf> {
+    let text = c_text(vm, addr)?;
+    Ok(vm.read_path(&text, follow))
+}
+
+/// access(2) of the path at `addr` as the JDK asks it: whether it exists, and, for `W_OK` in a
+/// sandboxed run, whether the sandbox would let the program change it (EACCES if not).
+fn access<T: Tracker>(vm: &mut Vm<T>, addr: u64, mode: i32) -> VmResult<std::io::Result<()>> {
+    let text = c_text(vm, addr)?;
+    if mode & libc::W_OK != 0 && !vm.fs_may_change(&text) {
+        return Ok(Err(std::io::Error::from_raw_os_error(libc::EACCES)));
+    }
+    Ok(std::fs::metadata(vm.read_path(&text, true)).map(|_| ()))
+}
+
+/// A void native's end: done, or the failure thrown as NIO expects it for `path`.
+fn done<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, path: &str, r: Result<(), FsError>) -> VmResult<u64> {
+    match r {
+        Ok(()) => Ok(0),
+        Err(e) => Err(vm.nio_error(t, path, e)),
     }
 }
 
@@ -341,7 +376,7 @@ fn copy_fd<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, dst: u64, src: u64) -> V
     }
 }
 
-fn unix_exception<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, e: &std::io::Error) -> Fault {
+pub(super) fn unix_exception<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, e: &std::io::Error) -> Fault {
     let errno = e.raw_os_error().unwrap_or(2);
     let class = match vm.load_or_throw(t, "sun/nio/fs/UnixException") {
         Ok(c) => c,

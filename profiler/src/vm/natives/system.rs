@@ -9,6 +9,25 @@ use crate::vm::{JThread, Tracker, Vm, VmError};
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/ProcessImpl", "init", "()V", |_, _, _| Ok(0));
+    // Starting another process (`ProcessBuilder.start`, `Runtime.exec`) ends the run, naming the command.
+    reg.add("java/lang/ProcessImpl", "forkAndExec", "*", |vm, _, a| {
+        let bytes = |r: u64| match r as Ref {
+            0 => Vec::new(),
+            r => match &vm.heap.get(r).data {
+                crate::vm::heap::ObjData::Bytes(b) => b.iter().map(|&x| x as u8).collect(),
+                _ => Vec::new(),
+            },
+        };
+        // (this, mode, helperpath, prog, argBlock, argc, …): the program and its arguments, NUL-ended.
+        let mut words: Vec<String> = Vec::new();
+        for field in [bytes(a[3]), bytes(a[4])] {
+            words.extend(field.split(|&b| b == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()));
+        }
+        Err(crate::vm::Fault::Fatal(VmError::Refused(format!(
+            "the program started a process (`{}`): processes are refused — the Bloatlens VM runs only the Java program itself",
+            words.join(" ")
+        ))))
+    });
     // System.getenv: the process environment with the run's own variables over it, as
     // alternating name/value byte arrays.
     reg.add("java/lang/ProcessEnvironment", "environ", "()[[B", |vm, t, _| {
@@ -255,6 +274,8 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
         }
     }
     let cwd = vm.working_dir().display().to_string();
+    // A sandboxed run's temporary files are its own (a `-Djava.io.tmpdir` still wins).
+    let tmp = vm.sandbox.as_ref().map_or_else(|| "/tmp".to_string(), |s| s.tmp_dir().display().to_string());
     let home = std::env::var("HOME").unwrap_or_else(|_| "/".into());
     let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
     let os_version =
@@ -266,7 +287,7 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
                 "file_separator" => "/",
                 "path_separator" => ":",
                 "line_separator" => "\n",
-                "java_io_tmpdir" => "/tmp",
+                "java_io_tmpdir" => &tmp,
                 "os_arch" => "amd64",
                 "os_name" => "Linux",
                 "os_version" => &os_version,

@@ -154,6 +154,22 @@ pub fn give_memory_back() {
     }
 }
 
+/// `class_path` with each relative entry made absolute against the process's directory (an empty
+/// entry is that directory, as the JDK reads it).
+fn absolute_class_path(class_path: &str) -> String {
+    if class_path.is_empty() {
+        return String::new();
+    }
+    std::env::split_paths(class_path)
+        .map(|entry| {
+            let entry = if entry.as_os_str().is_empty() { PathBuf::from(".") } else { entry };
+            std::path::absolute(&entry).unwrap_or(entry)
+        })
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
 /// The error a panic inside the VM becomes.
 fn crashed(panic: &(dyn std::any::Any + Send)) -> VmError {
     let msg = panic
@@ -168,7 +184,12 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let jdk = locate_jdk(config.jdk.as_ref())?;
     let opts = Options {
         jdk,
-        class_path: config.class_path.clone(),
+        // The class path is named from where the run was asked for (the shell's directory), even
+        // when the program runs in another one (`--cwd`): its relative entries are made absolute.
+        class_path: match &config.cwd {
+            Some(_) => absolute_class_path(&config.class_path),
+            None => config.class_path.clone(),
+        },
         source_roots: config.source_roots.clone(),
         stdin: config.stdin.clone(),
         stdout_to_stderr: config.stdout_to_stderr,

@@ -311,6 +311,16 @@ fn system_properties_working_directory_and_environment_as_java_has_them() {
         let out = if command == "run" { stdout(&o) } else { std::fs::read_to_string(&printed).unwrap() };
         assert_eq!(out, stdout(&java), "{command}");
     }
+    // A relative class path is the shell's, not the program's working directory's.
+    let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+        .args(["run", "--cwd", &dir, "-cp", "classes", "Env"])
+        .current_dir(d.path())
+        .env("K", "kv")
+        .env("J", "a=b")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("null null kv a=b\n"), "{}", stdout(&o));
     let o = bloatlens(&["run", "--env", "NOEQUALS", "-cp", &cp, "Env"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("expected NAME=VALUE"), "{}", stderr(&o));

@@ -553,7 +553,14 @@ impl Sandbox {
     /// mkdir(2) with `mode` (less the umask).
     pub fn mkdir(&mut self, path: &Path, mode: u32) -> Result<(), FsError> {
         use std::os::unix::fs::DirBuilderExt;
-        let host = match self.target(path, false, "mkdir")? {
+        let host = self.new_name(path, "mkdir")?;
+        Ok(std::fs::DirBuilder::new().mode(mode).create(host)?)
+    }
+
+    /// Where a new name `path` (a directory or a link made there) is made: the host's path, or in
+    /// the overlay (an error when the overlay's view has the name already).
+    fn new_name(&mut self, path: &Path, what: &str) -> Result<PathBuf, FsError> {
+        Ok(match self.target(path, false, what)? {
             Target::Host(p) => p,
             Target::Overlay(rel) => {
                 if self.node(&rel).is_some() {
@@ -562,8 +569,7 @@ impl Sandbox {
                 self.ensure_parent(&rel)?;
                 self.upper.join(rel)
             }
-        };
-        Ok(std::fs::DirBuilder::new().mode(mode).create(host)?)
+        })
     }
 
     /// unlink(2), rmdir(2), or either (`File.delete`); the last component is not followed.
@@ -650,16 +656,7 @@ impl Sandbox {
     /// symlink(2): a link at `link` to `target` (stored as given; what it points to is checked
     /// when a change goes through it).
     pub fn symlink(&mut self, link: &Path, target: &Path) -> Result<(), FsError> {
-        let host = match self.target(link, false, "link")? {
-            Target::Host(p) => p,
-            Target::Overlay(rel) => {
-                if self.node(&rel).is_some() {
-                    return Err(errno(libc::EEXIST).into());
-                }
-                self.ensure_parent(&rel)?;
-                self.upper.join(rel)
-            }
-        };
+        let host = self.new_name(link, "link")?;
         Ok(std::os::unix::fs::symlink(target, host)?)
     }
 

@@ -23,15 +23,19 @@ pub fn ensure(dir: &Path) -> io::Result<()> {
     if !meta.is_dir() {
         return refuse("is not a directory");
     }
-    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail (POSIX).
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
+    if meta.uid() != user_id() {
         return refuse("belongs to another user; Bloatlens keeps its files only in a directory of its own");
     }
     if meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())
+}
+
+/// The user this process runs as (its effective user id).
+pub fn user_id() -> u32 {
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail (POSIX).
+    unsafe { libc::geteuid() }
 }
 
 /// A new private directory with an unpredictable name under the system's temp dir, removed when

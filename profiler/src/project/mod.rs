@@ -173,11 +173,7 @@ pub fn cache_dir(root: &Path) -> std::io::Result<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(|c| PathBuf::from(c).join("bloatlens"))
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache").join("bloatlens")))
-        .unwrap_or_else(|| {
-            // SAFETY: geteuid takes no arguments, touches no memory and cannot fail (POSIX).
-            let uid = unsafe { libc::geteuid() };
-            std::env::temp_dir().join(format!("bloatlens-{uid}"))
-        });
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("bloatlens-{}", crate::private_dir::user_id())));
     crate::private_dir::ensure(&base)?;
     let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
     let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();

@@ -80,7 +80,7 @@ fn finding_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a
             return Some((m, at_cursor(m).then_some(0)));
         }
     }
-    let is_chain = |m: &Mapped| m.finding.kind == "copy-chain";
+    let is_chain = |m: &Mapped| m.finding.kind == bloatlens_profiler::report::Kind::CopyChain;
     let has_places = |m: &Mapped| !m.related.is_empty();
     let on_line: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| at_cursor(m)).collect();
     if let Some(m) = on_line.iter().find(|m| is_chain(m)).or_else(|| on_line.iter().find(|m| has_places(m))) {
@@ -422,7 +422,7 @@ impl LanguageServer for Backend {
                 self.show(uri.clone(), range);
                 // What the client says of the step: "stop 2 of 5 of the call path".
                 let message =
-                    format!("stop {} of {} of the {}", i + 1, stops.len(), to_proto::walk_name(&m.finding.kind));
+                    format!("stop {} of {} of the {}", i + 1, stops.len(), to_proto::walk_name(m.finding.kind));
                 Ok(Some(serde_json::json!({
                     "uri": uri, "range": range, "hop": i, "of": stops.len(), "chain": m.key,
                     "kind": m.finding.kind, "message": message,
@@ -447,7 +447,7 @@ impl LanguageServer for Backend {
                 // The picker's title: "copy chain · 5 places".
                 let title = format!(
                     "{} · {} place{}",
-                    to_proto::walk_name(&m.finding.kind),
+                    to_proto::walk_name(m.finding.kind),
                     hops.len(),
                     if hops.len() == 1 { "" } else { "s" }
                 );

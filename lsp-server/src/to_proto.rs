@@ -2,18 +2,18 @@
 //! The only module that knows both the report and the protocol.
 
 use crate::state::{Mapped, Snapshot, Status};
-use bloatlens_profiler::report::{human_bytes, kind_label, Finding};
+use bloatlens_profiler::report::{human_bytes, Finding, Kind, Severity};
 use tower_lsp_server::ls_types::{
-    Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
+    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
 
 pub const SOURCE: &str = "bloatlens";
 
 pub fn severity(f: &Finding) -> DiagnosticSeverity {
-    match f.severity.as_str() {
-        "warning" => DiagnosticSeverity::WARNING,
-        "info" => DiagnosticSeverity::INFORMATION,
-        _ => DiagnosticSeverity::HINT,
+    match f.severity {
+        Severity::Warning => DiagnosticSeverity::WARNING,
+        Severity::Info => DiagnosticSeverity::INFORMATION,
+        Severity::Hint => DiagnosticSeverity::HINT,
     }
 }
 
@@ -45,9 +45,9 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
             related.push(info);
         }
     }
-    let mut message = f.message.clone();
+    let mut message = format!("{}: {}", name(f), f.message);
     for m in &group[1..] {
-        message.push_str(&format!("\nAlso {}: {}", kind_label(&m.finding.kind), m.finding.message));
+        message.push_str(&format!("\nAlso {}: {}", name(&m.finding), m.finding.message));
     }
     if lead.stale {
         message.push_str(" (stale: from an earlier profile; the code changed since, or the latest save did not run)");
@@ -56,11 +56,16 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
     Diagnostic {
         range: lead.range,
         severity: Some(if lead.stale { DiagnosticSeverity::HINT } else { severity(f) }),
-        code: Some(NumberOrString::String(f.kind.clone())),
+        code: Some(NumberOrString::String(f.pattern.map_or(f.kind.as_str(), |p| p.id()).to_string())),
+        code_description: f.pattern.and_then(|p| {
+            let href = format!("https://github.com/bloatlens/bloatlens/blob/main/{}", p.doc_anchor());
+            Some(CodeDescription { href: href.parse().ok()? })
+        }),
         source: Some(SOURCE.into()),
         message,
         related_information: (!related.is_empty()).then_some(related),
-        data: Some(serde_json::json!({ "key": lead.key, "keys": keys })),
+        // The analysis's kind, for clients and tests that sort by it; the code is the pattern.
+        data: Some(serde_json::json!({ "key": lead.key, "keys": keys, "kind": f.kind })),
         ..Default::default()
     }
 }
@@ -99,9 +104,15 @@ fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
+/// What a finding is, for the reader: its pattern's title (`Boxing in a hot loop`), else its
+/// kind's name (`lifetime`).
+fn name(f: &Finding) -> &'static str {
+    f.pattern.map_or(f.kind.label(), |p| p.title())
+}
+
 /// A kind's name at the start of a sentence: `Copy chain`, `NATH`, `Written, not read`.
-fn label_capitalized(kind: &str) -> String {
-    let label = kind_label(kind);
+fn label_capitalized(kind: Kind) -> String {
+    let label = kind.label();
     let mut chars = label.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
@@ -112,29 +123,29 @@ fn label_capitalized(kind: &str) -> String {
 /// with says what a fix saves.
 pub fn lens_title(f: &Finding) -> String {
     lens_words(f)
-        .unwrap_or_else(|| format!("{}: a fix saves {} of the run", label_capitalized(&f.kind), percent(f.share)))
+        .unwrap_or_else(|| format!("{}: a fix saves {} of the run", label_capitalized(f.kind), percent(f.share)))
 }
 
 fn lens_words(f: &Finding) -> Option<String> {
     let n = |k: &str| num(f, k);
-    Some(match f.kind.as_str() {
-        "copy-chain" => {
+    Some(match f.kind {
+        Kind::CopyChain => {
             let size = n("volume").map(|v| format!(" ({})", human_bytes(v))).unwrap_or_default();
             format!("Copy chain: {} values{size} copied {}", count(n("frequency")?), times(n("hops")?))
         }
-        "clone" => format!("Clone: {} copied field by field", human_bytes(n("volume")?)),
-        "nath" => format!("NATH: {} temporary objects, never stored", count(n("instances")?)),
-        "mostly-nath" => {
+        Kind::Clone => format!("Clone: {} copied field by field", human_bytes(n("volume")?)),
+        Kind::Nath => format!("NATH: {} temporary objects, never stored", count(n("instances")?)),
+        Kind::MostlyNath => {
             format!("Mostly NATH: {} of {} objects never stored", count(n("nath_objects")?), count(n("instances")?))
         }
-        "never-used" => format!("Never used: none of {} objects is ever used", count(n("instances")?)),
-        "rarely-used" => {
+        Kind::NeverUsed => format!("Never used: none of {} objects is ever used", count(n("instances")?)),
+        Kind::RarelyUsed => {
             format!("Rarely used: only {} of {} objects used", count(n("used_objects")?), count(n("instances")?))
         }
-        "write-read-imbalance" => {
+        Kind::WriteReadImbalance => {
             format!("Written, not read: {} stores, {} reads back", count(n("heap_writes")?), count(n("heap_reads")?))
         }
-        "lifetime" => {
+        Kind::Lifetime => {
             let all = n("instances")?;
             match text(f, "class")? {
                 "short" => format!("Lifetime: {} short-lived temporaries", count(all)),
@@ -147,7 +158,7 @@ fn lens_words(f: &Finding) -> Option<String> {
                 _ => format!("Lifetime: {} objects die soon after a young collection", count(all)),
             }
         }
-        "low-utility" => match flag(f, "only_size") {
+        Kind::LowUtility => match flag(f, "only_size") {
             Some(true) => format!("Low utility: {} collections only asked for their size", count(n("instances")?)),
             Some(false) => format!("Low utility: {} collections filled, never read", count(n("instances")?)),
             None => {
@@ -171,7 +182,7 @@ fn lens_words(f: &Finding) -> Option<String> {
                 }
             }
         },
-        "bottleneck" => {
+        Kind::Bottleneck => {
             let share = f.evidence.get("share").and_then(|v| v.as_f64())?;
             let metric = match text(f, "metric").unwrap_or("instructions") {
                 "bytes" => "allocated bytes",
@@ -180,7 +191,6 @@ fn lens_words(f: &Finding) -> Option<String> {
             };
             format!("Bottleneck: {:.0}% of the run's {metric}{}", share * 100.0, change(f).unwrap_or_default())
         }
-        _ => return None,
     })
 }
 
@@ -208,12 +218,12 @@ fn change(f: &Finding) -> Option<String> {
 }
 
 /// How the editor's walk names what it walks through: `copy chain`, `call path`.
-pub fn walk_name(kind: &str) -> String {
+pub fn walk_name(kind: Kind) -> String {
     match kind {
-        "copy-chain" => "copy chain".into(),
-        "clone" => "clone".into(),
-        "bottleneck" => "call path".into(),
-        other => format!("{} finding", kind_label(other)),
+        Kind::CopyChain => "copy chain".into(),
+        Kind::Clone => "clone".into(),
+        Kind::Bottleneck => "call path".into(),
+        other => format!("{} finding", other.label()),
     }
 }
 
@@ -232,16 +242,12 @@ pub fn hover_markdown(hits: &[&Mapped]) -> String {
         if !f.advice.is_empty() {
             md.push_str(&format!("**{}**\n\n", f.advice));
         }
-        md.push_str(&format!(
-            "Bloatlens · {} · a fix saves about {} of the run",
-            kind_label(&f.kind),
-            percent(f.share)
-        ));
+        md.push_str(&format!("Bloatlens · {} · a fix saves about {} of the run", name(f), percent(f.share)));
         if m.stale {
             md.push_str(" · _the file changed since this profile; save to re-profile_");
         }
         md.push_str("\n\n");
-        if let Some(term) = bloatlens_profiler::report::glossary(&f.kind).filter(|t| !explained.contains(t)) {
+        if let Some(term) = Some(f.kind.glossary()).filter(|t| !explained.contains(t)) {
             md.push_str(&format!("_{term}_\n\n"));
             explained.push(term);
         }
@@ -382,7 +388,7 @@ fn figure_value(f: &Finding, key: &str, form: Form, zero: bool) -> Option<String
 /// A finding's figures, its lifetimes, the fields it costs, its call path and places.
 fn details(m: &Mapped) -> String {
     let f = &m.finding;
-    let mut md = format!("**{}**\n\n| figure | value |\n|---|---|\n", label_capitalized(&f.kind));
+    let mut md = format!("**{}**\n\n| figure | value |\n|---|---|\n", label_capitalized(f.kind));
     for &(key, name, form, zero) in FIGURES {
         if let Some(value) = figure_value(f, key, form, zero) {
             md.push_str(&format!("| {} | {value} |\n", figure_name(f, key, name)));
@@ -418,7 +424,7 @@ fn details(m: &Mapped) -> String {
     if !m.related.is_empty() {
         md.push_str(&format!(
             "\nIts places (*Next Hop* walks the {}: Ctrl+F8 in VS Code):\n\n| where | what |\n|---|---|\n",
-            walk_name(&f.kind)
+            walk_name(f.kind)
         ));
         for r in &m.related {
             let name = r.uri.path().as_str().rsplit('/').next().unwrap_or("").to_string();
@@ -716,7 +722,7 @@ mod tests {
             let md = hover_markdown(&[&m]);
             let first = md.lines().next().unwrap();
             assert_eq!(first, format!("**{}**", f.advice), "the advice first:\n{md}");
-            assert!(md.lines().nth(2).unwrap().starts_with(&format!("Bloatlens · {}", kind_label(&f.kind))), "{md}");
+            assert!(md.lines().nth(2).unwrap().starts_with(&format!("Bloatlens · {}", name(&f))), "{md}");
             assert!(!md.contains(&f.message), "the diagnostic says the message already:\n{md}");
             for bookkeeping in ["null", "Ljava/", ";)", "([", ")V", "(I)", "graph node"] {
                 assert!(!md.contains(bookkeeping), "{bookkeeping} in the hover of {}:\n{md}", f.kind);

@@ -47,7 +47,7 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     let diags = ed.diagnostics(&u);
     let log = ed.notification("window/logMessage");
     assert!(log["message"].as_str().unwrap().starts_with("profiled Main in "), "{log}");
-    let nath = diags.iter().find(|d| d["code"] == "nath").expect("a NATH diagnostic");
+    let nath = diags.iter().find(|d| d["data"]["kind"] == "nath").expect("a NATH diagnostic");
     assert_eq!(nath["source"], "bloatlens");
     let line = line_of(&src, "return new Stats(min, max);");
     assert_eq!(nath["range"]["start"]["line"], line);
@@ -57,7 +57,7 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     assert_eq!(nath["range"]["start"]["character"], col);
     assert_eq!(nath["range"]["end"]["character"], col + "new Stats(min, max)".len() as u64);
     // Copy chains carry their hops as related information.
-    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain");
+    let chain = diags.iter().find(|d| d["data"]["kind"] == "copy-chain").expect("a copy chain");
     let related = chain["relatedInformation"].as_array().unwrap();
     assert!(related.iter().any(|r| r["message"].as_str().unwrap().starts_with("hop 1 of 1: loaded")), "{chain}");
 
@@ -87,7 +87,7 @@ fn chain_commands_walk_the_hops_with_show_document() {
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("the two-hop chain");
+    let chain = diags.iter().find(|d| d["data"]["kind"] == "copy-chain").expect("the two-hop chain");
     let start = chain["range"]["start"].clone();
     let id = ed.request("workspace/executeCommand", json!({"command": "bloatlens.nextHop", "arguments": [u, start]}));
     let (result, shown) = ed.command_showing(id);
@@ -179,7 +179,7 @@ fn next_hop_on_a_call_path_says_call_path() {
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    let path = diags.iter().find(|d| d["code"] == "bottleneck").expect("the bottleneck");
+    let path = diags.iter().find(|d| d["data"]["kind"] == "bottleneck").expect("the bottleneck");
     let id = ed.request(
         "workspace/executeCommand",
         json!({"command": "bloatlens.nextHop", "arguments": [u, path["range"]["start"]]}),
@@ -205,7 +205,7 @@ fn a_calls_squiggle_covers_the_call() {
     let log = ed.notification("window/logMessage");
     let line = line_of(&src, "out[i] = Integer.parseInt(parts[i].substring(");
     let nath = diags.iter().find(|d| d["range"]["start"]["line"] == line).expect("the substring's NATH finding");
-    assert_eq!(nath["code"], "nath", "{nath}");
+    assert_eq!(nath["data"]["kind"], "nath", "{nath}");
     let text = src.lines().nth(line as usize).unwrap();
     let (start, end) =
         (nath["range"]["start"]["character"].as_u64().unwrap(), nath["range"]["end"]["character"].as_u64().unwrap());
@@ -266,7 +266,7 @@ fn a_program_that_throws_or_hits_its_budget_is_reported_as_such() {
     ed.save(&u);
     ed.progress();
     let diags = ed.diagnostics(&u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     let msg = ed.notification("window/showMessage");
     assert!(msg["message"].as_str().unwrap().contains("threw"), "{msg}");
     ed.notification("window/logMessage");
@@ -317,7 +317,7 @@ fn a_second_save_cancels_the_first_run() {
     assert_eq!(ends[0], first["token"], "the cancelled run ends first");
     assert_eq!(ends[1], second.unwrap());
     let diags = ed.diagnostics(&u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     ed.notification("window/logMessage");
     ed.finish();
 }
@@ -328,14 +328,15 @@ fn edits_mark_findings_stale_or_move_them() {
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    let nath_line = diags.iter().find(|d| d["code"] == "nath").unwrap()["range"]["start"]["line"].as_u64().unwrap();
+    let nath_line =
+        diags.iter().find(|d| d["data"]["kind"] == "nath").unwrap()["range"]["start"]["line"].as_u64().unwrap();
     // A line inserted at the top moves every finding down by one.
     ed.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "// note\n"}]}),
     );
     let moved = ed.diagnostics(&u);
-    let nath = moved.iter().find(|d| d["code"] == "nath").unwrap();
+    let nath = moved.iter().find(|d| d["data"]["kind"] == "nath").unwrap();
     assert_eq!(nath["range"]["start"]["line"], nath_line + 1);
     assert!(!nath["message"].as_str().unwrap().contains("stale"));
     // An edit on the finding's own line makes it stale.
@@ -344,7 +345,7 @@ fn edits_mark_findings_stale_or_move_them() {
         json!({"textDocument": {"uri": u, "version": 3}, "contentChanges": [{"range": {"start": {"line": nath_line + 1, "character": 0}, "end": {"line": nath_line + 1, "character": 0}}, "text": " "}]}),
     );
     let stale = ed.diagnostics(&u);
-    let nath = stale.iter().find(|d| d["code"] == "nath").unwrap();
+    let nath = stale.iter().find(|d| d["data"]["kind"] == "nath").unwrap();
     assert!(nath["message"].as_str().unwrap().contains("stale"), "{nath}");
     assert_eq!(nath["severity"], 4);
     ed.finish();
@@ -370,7 +371,7 @@ fn a_change_outside_the_document_leaves_the_server_working() {
     );
     ed.diagnostics(&u);
     let diags = save_and_profile(&mut ed, &u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     ed.finish();
 }
 
@@ -393,7 +394,7 @@ public class Main {
     let mut ed = start(&[("Main.java", src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     let id =
         ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": {"line": 0, "character": 0}}));
     ed.response(id);
@@ -446,7 +447,7 @@ fn a_suppressed_finding_disappears_and_stays_suppressed() {
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    let nath = diags.iter().find(|d| d["code"] == "nath").unwrap().clone();
+    let nath = diags.iter().find(|d| d["data"]["kind"] == "nath").unwrap().clone();
     let id = ed.request(
         "textDocument/codeAction",
         json!({"textDocument": {"uri": u}, "range": nath["range"], "context": {"diagnostics": [nath]}}),
@@ -458,14 +459,14 @@ fn a_suppressed_finding_disappears_and_stays_suppressed() {
     let (_, published) = ed.response_and(id, "textDocument/publishDiagnostics", Value::Null);
     assert_eq!(published["uri"], u);
     let after = published["diagnostics"].as_array().unwrap().clone();
-    assert!(after.iter().all(|d| d["code"] != "nath"), "{after:?}");
+    assert!(after.iter().all(|d| d["data"]["kind"] != "nath"), "{after:?}");
     assert_eq!(after.len(), diags.len() - 1);
     let saved = std::fs::read_to_string(ed.root.join(".bloatlens/suppressions.json")).unwrap();
     assert!(saved.contains("nath|Main.stats"), "{saved}");
     // The next profile keeps it suppressed.
     ed.save(&u);
     ed.progress();
-    assert!(ed.diagnostics(&u).iter().all(|d| d["code"] != "nath"));
+    assert!(ed.diagnostics(&u).iter().all(|d| d["data"]["kind"] != "nath"));
     ed.notification("window/logMessage");
     ed.finish();
 }
@@ -494,7 +495,7 @@ fn several_mains_ask_for_a_choice_and_the_choice_sticks() {
     let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
     ed.progress_after_create(created);
     let diags = ed.diagnostics(&bu);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     let log = ed.notification("window/logMessage");
     assert!(log["message"].as_str().unwrap().ends_with("; entry point B: chosen"), "{log}");
     // Saving A, which has a main of its own, still profiles B: only a choice changes the entry point.
@@ -502,7 +503,7 @@ fn several_mains_ask_for_a_choice_and_the_choice_sticks() {
     ed.save(&au);
     ed.progress();
     let diags = ed.diagnostics(&bu);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     let log = ed.notification("window/logMessage");
     assert!(log["message"].as_str().unwrap().starts_with("profiled B in"), "{log}");
     // A new class with a main, created on disk, changes nothing either.
@@ -535,7 +536,7 @@ fn a_remembered_entry_point_is_used_from_the_start() {
     ed.save(&au);
     ed.progress();
     let diags = ed.diagnostics(&harness_uri(&ed, "B.java"));
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     let log = ed.notification("window/logMessage");
     assert!(log["message"].as_str().unwrap().starts_with("profiled B in"), "{log}");
     ed.finish();
@@ -555,7 +556,7 @@ fn a_change_on_disk_reprofiles_and_a_bad_jdk_is_said() {
     std::fs::write(ed.root.join("Main.java"), src.replace("500", "600")).unwrap();
     ed.progress();
     let diags = ed.diagnostics(&u);
-    let nath = diags.iter().find(|d| d["code"] == "nath").expect("profiled after the change on disk");
+    let nath = diags.iter().find(|d| d["data"]["kind"] == "nath").expect("profiled after the change on disk");
     assert!(nath["message"].as_str().unwrap().contains("all 600 objects"), "{nath}");
     ed.notification("window/logMessage");
     ed.finish();
@@ -621,7 +622,7 @@ fn a_second_save_shows_how_a_bottleneck_changed_since_the_last_run() {
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    let b = diags.iter().find(|d| d["code"] == "bottleneck").expect("the bottleneck");
+    let b = diags.iter().find(|d| d["data"]["kind"] == "bottleneck").expect("the bottleneck");
     let line = line_of(&src, "if (!checkPermission(");
     assert_eq!(b["range"]["start"]["line"], line, "at the check's call in handle");
     let titles = lens_titles(&mut ed, &u);
@@ -684,7 +685,7 @@ fn a_client_that_asks_gets_status_entry_points_and_the_hops_for_its_own_picker()
     }
 
     // The chain's hops without a jump: the client shows them its own way.
-    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("the two-hop chain");
+    let chain = diags.iter().find(|d| d["data"]["kind"] == "copy-chain").expect("the two-hop chain");
     let id = ed.request(
         "workspace/executeCommand",
         json!({"command": "bloatlens.showChain", "arguments": [u, chain["range"]["start"], {"reveal": false}]}),
@@ -726,7 +727,7 @@ fn malformed_messages_are_answered_and_the_server_keeps_working() {
     assert_eq!((invalid["id"].clone(), invalid["error"]["code"].clone()), (json!(42), json!(-32600)), "{invalid}");
     // The session goes on: a save profiles and publishes.
     let diags = save_and_profile(&mut ed, &u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     ed.finish();
 }
 
@@ -799,7 +800,7 @@ fn lenses_are_refreshed_when_the_diagnostics_are_published() {
     ed.save(&u);
     ed.progress();
     let diags = ed.diagnostics(&u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     // The log line and the refresh request, in either order (the request is sent from a task of its own).
     let mut seen = [ed.next_message(), ed.next_message()];
     seen.sort_by_key(|m| m["method"].as_str().unwrap().to_string());
@@ -834,7 +835,7 @@ public class Main {
     let mut ed = start(&[("Main.java", src), ("input/lines.txt", "boxes\n")], json!({"stdinFile": "input/lines.txt"}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "the program read the file: {diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "the program read the file: {diags:?}");
     ed.finish();
     // A file that is not there: said, not a crash.
     let mut ed = start(&[("Main.java", src)], json!({"stdinFile": "missing.txt"}));
@@ -865,7 +866,7 @@ public class Main {
     let mut ed = start(&[("Main.java", main), ("Helper.java", helper)], json!({}));
     let u = ed.open("Main.java");
     let diags = save_and_profile(&mut ed, &u);
-    assert!(!diags.iter().any(|d| d["code"] == "nath"), "mode 1 makes no temporaries: {diags:?}");
+    assert!(!diags.iter().any(|d| d["data"]["kind"] == "nath"), "mode 1 makes no temporaries: {diags:?}");
     // Only Helper changes, on disk (the server re-profiles on the watcher's word); Main is as it was.
     std::fs::write(ed.root.join("Helper.java"), helper.replace("MODE = 1", "MODE = 2")).unwrap();
     let seen = ed.until(|m| {
@@ -874,7 +875,7 @@ public class Main {
             && m["params"]["diagnostics"].as_array().is_some_and(|d| !d.is_empty())
     });
     let diags = seen.last().unwrap()["params"]["diagnostics"].as_array().unwrap().clone();
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "Main was compiled again with MODE 2: {diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "Main was compiled again with MODE 2: {diags:?}");
     ed.drain(std::time::Duration::from_millis(500));
     ed.finish();
 }
@@ -935,7 +936,7 @@ fn a_launch_configuration_from_the_picker_runs_with_its_arguments_properties_dir
     let u = ed.open("src/com/acme/Main.java");
     // The settings' way (no arguments, the server's directory): no temporaries.
     let diags = save_and_profile(&mut ed, &u);
-    assert!(!diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(!diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
 
     // The picker lists the main and the Java launch configuration that can run; the log says why
     // `Current File` is not offered.
@@ -961,7 +962,7 @@ fn a_launch_configuration_from_the_picker_runs_with_its_arguments_properties_dir
     let (_, created) = ed.response_and(id, "window/workDoneProgress/create", Value::Null);
     ed.progress_after_create(created);
     let diags = ed.diagnostics(&u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "the run had the launch's surroundings: {diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "the run had the launch's surroundings: {diags:?}");
     let log = ed.notification("window/logMessage");
     let line = log["message"].as_str().unwrap();
     assert!(
@@ -972,7 +973,7 @@ fn a_launch_configuration_from_the_picker_runs_with_its_arguments_properties_dir
     );
     // The choice sticks: the next save runs it again.
     let diags = save_and_profile(&mut ed, &u);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{diags:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{diags:?}");
     ed.finish();
 }
 
@@ -990,7 +991,10 @@ fn a_launch_configuration_named_in_the_settings_is_the_entry_point_the_status_re
     assert_eq!(compiling["params"]["entryPoint"], "launch:Run Shop");
     assert_eq!(compiling["params"]["mainClass"], "com.acme.Main");
     let published = seen.iter().find(|m| m["method"] == "textDocument/publishDiagnostics").expect("diagnostics");
-    assert!(published["params"]["diagnostics"].as_array().unwrap().iter().any(|d| d["code"] == "nath"), "{published}");
+    assert!(
+        published["params"]["diagnostics"].as_array().unwrap().iter().any(|d| d["data"]["kind"] == "nath"),
+        "{published}"
+    );
     if !seen.iter().any(|m| m["method"] == "window/logMessage") {
         ed.notification("window/logMessage");
     }
@@ -1206,7 +1210,10 @@ fn a_program_that_writes_a_source_file_does_not_profile_itself_again() {
         );
         let u = ed.open("Main.java");
         let diags = save_and_profile(&mut ed, &u);
-        assert!(diags.iter().any(|d| d["code"] == "nath"), "{writes}: the program read back what it wrote: {diags:?}");
+        assert!(
+            diags.iter().any(|d| d["data"]["kind"] == "nath"),
+            "{writes}: the program read back what it wrote: {diags:?}"
+        );
         if writes == "overlay" {
             let note = ed.notification("window/logMessage");
             let note = note["message"].as_str().unwrap();

@@ -84,7 +84,7 @@ fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_l
     assert!(in_module("app") > 0, "findings in app: {by_file:#?}");
     // The copy chain of core's DTOs is found, on core's own source, with a hop in another file.
     let (_, dto) = by_file.iter().find(|(u, _)| u.ends_with("core/ItemDto.java")).expect("ItemDto.java has findings");
-    let chain = dto.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain in ItemDto.java");
+    let chain = dto.iter().find(|d| d["data"]["kind"] == "copy-chain").expect("a copy chain in ItemDto.java");
     let related = chain["relatedInformation"].as_array().unwrap();
     assert!(related.iter().any(|r| r["location"]["uri"].as_str().unwrap().ends_with("ItemView.java")), "{chain}");
     // Nothing about the JDK or the jars: every file with findings is the workspace's.

@@ -1,16 +1,21 @@
 //! `--fail-on`: the conditions on a report that fail a CI job (exit status 1): findings of a
 //! kind or severity, and with an earlier report, new findings or call paths that got costlier.
 
-use crate::report::{family, Report, KINDS};
+use crate::patterns::Pattern;
+use crate::report::{Family, Kind, Report, Severity};
 use crate::sarif::fingerprints;
 use std::collections::HashSet;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Condition {
     /// A shown finding of at least this severity: `warning`, or `info` (every shown finding).
-    Severity(String),
-    /// A shown finding of this kind (`clone`) or family (`copy-chain` takes clones too).
-    Kind(String),
+    Severity(Severity),
+    /// A shown finding of this kind (`clone`).
+    Kind(Kind),
+    /// A shown finding of this family (`copy-chain` takes clones too).
+    Family(Family),
+    /// A shown finding of this pattern (`leak`).
+    Pattern(Pattern),
     /// A shown finding the earlier report did not have (needs `--compare`).
     New,
     /// A call sequence whose cost grew by more than this share of what it was (needs `--compare`).
@@ -38,13 +43,24 @@ impl Condition {
             return Ok(Condition::Costlier(v / scale));
         }
         match s {
-            "warning" | "info" => Ok(Condition::Severity(s.into())),
+            "warning" => Ok(Condition::Severity(Severity::Warning)),
+            "info" => Ok(Condition::Severity(Severity::Info)),
             "new" => Ok(Condition::New),
-            k if KINDS.contains(&k) => Ok(Condition::Kind(k.into())),
-            _ => Err(format!(
-                "unknown --fail-on condition `{s}` (known: warning, info, new, costlier:<share>, and the kinds {})",
-                KINDS.join(", ")
-            )),
+            _ => {
+                // A family's name is also its kind's (`copy-chain`): the family, which takes more.
+                if let Some(f) = Family::parse(s) {
+                    Ok(Condition::Family(f))
+                } else if let Some(k) = Kind::parse(s) {
+                    Ok(Condition::Kind(k))
+                } else if let Some(p) = Pattern::parse(s) {
+                    Ok(Condition::Pattern(p))
+                } else {
+                    Err(format!(
+                        "unknown --fail-on condition `{s}` (known: warning, info, new, costlier:<share>, the kinds {}, and the patterns of docs/patterns.md)",
+                        Kind::ALL.map(Kind::as_str).join(", ")
+                    ))
+                }
+            }
         }
     }
 
@@ -73,17 +89,31 @@ pub fn check(conditions: &[Condition], report: &Report, previous: Option<&Report
                 let m: Vec<usize> = shown
                     .iter()
                     .copied()
-                    .filter(|&i| s == "info" || report.findings[i].severity == "warning")
+                    .filter(|&i| *s == Severity::Info || report.findings[i].severity == Severity::Warning)
                     .collect();
-                (!m.is_empty()).then(|| format!("{s}: {}", first(&m)))
+                (!m.is_empty()).then(|| format!("{}: {}", s.as_str(), first(&m)))
             }
-            Condition::Kind(k) => {
+            Condition::Kind(_) | Condition::Family(_) | Condition::Pattern(_) => {
                 let m: Vec<usize> = shown
                     .iter()
                     .copied()
-                    .filter(|&i| report.findings[i].kind == *k || family(&report.findings[i].kind) == k)
+                    .filter(|&i| {
+                        let f = &report.findings[i];
+                        match c {
+                            Condition::Kind(k) => f.kind == *k,
+                            Condition::Family(fam) => f.kind.family() == *fam,
+                            Condition::Pattern(p) => f.pattern == Some(*p),
+                            _ => false,
+                        }
+                    })
                     .collect();
-                (!m.is_empty()).then(|| format!("{k}: {}", first(&m)))
+                let name = match c {
+                    Condition::Kind(k) => k.as_str(),
+                    Condition::Family(f) => f.as_str(),
+                    Condition::Pattern(p) => p.id(),
+                    _ => "",
+                };
+                (!m.is_empty()).then(|| format!("{name}: {}", first(&m)))
             }
             Condition::New => {
                 let before: HashSet<String> =
@@ -120,10 +150,12 @@ mod tests {
     #[test]
     fn conditions_parse_and_refuse_what_they_do_not_know() {
         assert_eq!(
-            Condition::parse_list("warning, copy-chain,new,costlier:10%").unwrap(),
+            Condition::parse_list("warning, copy-chain,clone,leak,new,costlier:10%").unwrap(),
             vec![
-                Condition::Severity("warning".into()),
-                Condition::Kind("copy-chain".into()),
+                Condition::Severity(Severity::Warning),
+                Condition::Family(Family::CopyChain),
+                Condition::Kind(Kind::Clone),
+                Condition::Pattern(Pattern::Leak),
                 Condition::New,
                 Condition::Costlier(0.1)
             ]

@@ -6,7 +6,7 @@
 use crate::analysis::bottleneck::short_name;
 use crate::analysis::calltree::CallTree;
 use crate::analysis::words;
-use crate::report::Finding;
+use crate::report::{Finding, Kind};
 use petgraph::dot::{Config, Dot};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -83,13 +83,14 @@ impl Which {
     }
 
     /// The graph a finding of `kind` lives in.
-    pub fn of_kind(kind: &str) -> Option<Which> {
-        match crate::report::family(kind) {
-            "copy-chain" => Some(Which::Copy),
-            "nath" => Some(Which::Reference),
-            "bottleneck" => Some(Which::Calls),
-            _ if matches!(kind, "never-used" | "rarely-used" | "write-read-imbalance") => Some(Which::Reference),
-            _ => None,
+    pub fn of_kind(kind: Kind) -> Option<Which> {
+        match kind {
+            Kind::CopyChain | Kind::Clone => Some(Which::Copy),
+            Kind::Nath | Kind::MostlyNath | Kind::NeverUsed | Kind::RarelyUsed | Kind::WriteReadImbalance => {
+                Some(Which::Reference)
+            }
+            Kind::Bottleneck => Some(Which::Calls),
+            Kind::LowUtility | Kind::Lifetime => None,
         }
     }
 }
@@ -123,7 +124,7 @@ pub fn whole_dot(graphs: &Graphs, which: Which, max_edges: usize) -> Result<Stri
 /// chain's hops, a bottleneck's calls, an allocation site) and their neighbours — as DOT, with the
 /// finding's own nodes highlighted.
 pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
-    let which = Which::of_kind(&f.kind).ok_or_else(|| {
+    let which = Which::of_kind(f.kind).ok_or_else(|| {
         format!("a {} finding has no graph (copy chains, NATH and usage findings, bottlenecks do)", f.kind)
     })?;
     let g = graphs.get(which)?;
@@ -152,7 +153,7 @@ pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
 /// context drawn (the message's figure sums every context that ends in the same calls: the
 /// same calls made from several call sites are several contexts of the tree).
 fn finding_title(g: &Graph, f: &Finding, own: &HashSet<NodeIndex>) -> String {
-    let label = crate::report::kind_label(&f.kind);
+    let label = f.kind.label();
     // The path's deepest node in the drawing: the context whose figure it is.
     let end = own.iter().copied().max_by_key(|&n| {
         let mut depth = 0;
@@ -163,7 +164,7 @@ fn finding_title(g: &Graph, f: &Finding, own: &HashSet<NodeIndex>) -> String {
         }
         depth
     });
-    match end.map(|n| &g[n]).filter(|n| Which::of_kind(&f.kind) == Some(Which::Calls) && !n.figures.is_empty()) {
+    match end.map(|n| &g[n]).filter(|n| Which::of_kind(f.kind) == Some(Which::Calls) && !n.figures.is_empty()) {
         Some(n) => format!(
             "{label} — the context drawn, ending in {}: {}; in all its contexts, {}",
             n.name, n.figures, f.message
@@ -292,7 +293,7 @@ mod tests {
             expression: None,
         };
         let message = "the calls Main.main → HashMap.put take 30% of the run's instructions (300 of 1,000)";
-        let f = Finding::new("bottleneck", 300.0, message.into(), at).evidence("graph_nodes", vec![1u64, 2]);
+        let f = Finding::new(Kind::Bottleneck, 300.0, message.into(), at).evidence("graph_nodes", vec![1u64, 2]);
         assert!(finding_dot(&graphs, &f).unwrap().contains("the context drawn"));
         let title = finding_title(&g, &f, &[main, put].into_iter().collect());
         assert!(

@@ -8,7 +8,7 @@ use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::analysis::refprop::RefPropTracker;
 use crate::graphs::Graphs;
-use crate::report::{Finding, MethodCopies, Report, RunInfo, Settings, SCHEMA};
+use crate::report::{Finding, Kind, MethodCopies, Report, RunInfo, Settings, Severity, SCHEMA};
 use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
 use crate::triage::{triage, RunTotals, SiteCalls};
 use crate::vm::{Outcome, VmError};
@@ -165,12 +165,12 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
 /// what their fields brought) need the end of the run, so those findings are left out; the rest
 /// are marked partial and are never warnings.
 fn keep_what_a_stopped_run_knows(findings: &mut Vec<Finding>) {
-    findings.retain(|f| matches!(f.kind.as_str(), "copy-chain" | "clone" | "bottleneck"));
+    findings.retain(|f| matches!(f.kind, Kind::CopyChain | Kind::Clone | Kind::Bottleneck));
     for f in findings {
         f.evidence.insert("partial".into(), true.into());
         f.message.push_str(" (counted until the run was stopped)");
-        if f.severity == "warning" {
-            f.severity = "info".into();
+        if f.severity == Severity::Warning {
+            f.severity = Severity::Info;
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "bloatlens-report/2";
+pub const SCHEMA: &str = "bloatlens-report/3";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
@@ -190,11 +190,13 @@ impl Default for Settings {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
-    /// `copy-chain`, `clone`, `nath`, `mostly-nath`, `never-used`, `rarely-used`, `write-read-imbalance`,
-    /// `lifetime`, `low-utility`, `bottleneck`.
-    pub kind: String,
-    /// `warning` (the report's top findings), `info` (shown) or `hint` (hidden).
-    pub severity: String,
+    /// What the analysis saw.
+    pub kind: Kind,
+    /// The bloat pattern the finding is an instance of (see `docs/patterns.md`); `None` for a raw
+    /// analysis result that fits none, which the editor does not show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<crate::patterns::Pattern>,
+    pub severity: Severity,
     /// Ranking figure within the kind (see each kind's `evidence` for how it is made).
     pub score: f64,
     /// What a fix would save, as a share of the run: of its heap copies (copy chains, clones),
@@ -261,10 +263,11 @@ pub struct MethodCopies {
 }
 
 impl Finding {
-    pub fn new(kind: &str, score: f64, message: String, location: Location) -> Self {
+    pub fn new(kind: Kind, score: f64, message: String, location: Location) -> Self {
         Finding {
-            kind: kind.into(),
-            severity: "info".into(),
+            kind,
+            pattern: None,
+            severity: Severity::Info,
             score,
             share: 0.0,
             message,
@@ -287,63 +290,154 @@ impl Finding {
     }
 }
 
+/// What an analysis saw: the analyses' own kinds, finer than the product's five [`Family`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    CopyChain,
+    Clone,
+    Nath,
+    MostlyNath,
+    NeverUsed,
+    RarelyUsed,
+    WriteReadImbalance,
+    LowUtility,
+    Lifetime,
+    Bottleneck,
+}
+
 /// The product's five kinds, which the analyses' finer kinds belong to: a clone is a copy chain
 /// between two structures; mostly-NATH is NATH; never-used, rarely-used and write-read imbalance
 /// say a structure is built but little used, as low-utility does.
-pub fn family(kind: &str) -> &'static str {
-    match kind {
-        "copy-chain" | "clone" => "copy-chain",
-        "nath" | "mostly-nath" => "nath",
-        "never-used" | "rarely-used" | "write-read-imbalance" | "low-utility" => "low-utility",
-        "lifetime" => "lifetime",
-        "bottleneck" => "bottleneck",
-        _ => "other",
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    CopyChain,
+    Nath,
+    LowUtility,
+    Lifetime,
+    Bottleneck,
+}
+
+impl Family {
+    pub const ALL: [Family; 5] =
+        [Family::CopyChain, Family::Nath, Family::LowUtility, Family::Lifetime, Family::Bottleneck];
+
+    /// The name the JSON, the CLI's `--fail-on` and the corpus's `// expect:` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::CopyChain => "copy-chain",
+            Family::Nath => "nath",
+            Family::LowUtility => "low-utility",
+            Family::Lifetime => "lifetime",
+            Family::Bottleneck => "bottleneck",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.as_str() == name)
     }
 }
 
-/// A kind as the reader knows it: `copy chain`, `NATH`, `low utility`.
-pub fn kind_label(kind: &str) -> &'static str {
-    match kind {
-        "copy-chain" => "copy chain",
-        "clone" => "clone",
-        "nath" => "NATH",
-        "mostly-nath" => "mostly NATH",
-        "never-used" => "never used",
-        "rarely-used" => "rarely used",
-        "write-read-imbalance" => "written, not read",
-        "low-utility" => "low utility",
-        "lifetime" => "lifetime",
-        "bottleneck" => "bottleneck",
-        _ => "finding",
+impl Kind {
+    /// Every finding kind a report may hold, in the order the SARIF rules list them.
+    pub const ALL: [Kind; 10] = [
+        Kind::CopyChain,
+        Kind::Clone,
+        Kind::Nath,
+        Kind::MostlyNath,
+        Kind::NeverUsed,
+        Kind::RarelyUsed,
+        Kind::WriteReadImbalance,
+        Kind::LowUtility,
+        Kind::Lifetime,
+        Kind::Bottleneck,
+    ];
+
+    /// The name the JSON uses (`copy-chain`, `write-read-imbalance`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::CopyChain => "copy-chain",
+            Kind::Clone => "clone",
+            Kind::Nath => "nath",
+            Kind::MostlyNath => "mostly-nath",
+            Kind::NeverUsed => "never-used",
+            Kind::RarelyUsed => "rarely-used",
+            Kind::WriteReadImbalance => "write-read-imbalance",
+            Kind::LowUtility => "low-utility",
+            Kind::Lifetime => "lifetime",
+            Kind::Bottleneck => "bottleneck",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Kind::CopyChain | Kind::Clone => Family::CopyChain,
+            Kind::Nath | Kind::MostlyNath => Family::Nath,
+            Kind::NeverUsed | Kind::RarelyUsed | Kind::WriteReadImbalance | Kind::LowUtility => Family::LowUtility,
+            Kind::Lifetime => Family::Lifetime,
+            Kind::Bottleneck => Family::Bottleneck,
+        }
+    }
+
+    /// The kind as the reader knows it: `copy chain`, `NATH`, `low utility`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::CopyChain => "copy chain",
+            Kind::Clone => "clone",
+            Kind::Nath => "NATH",
+            Kind::MostlyNath => "mostly NATH",
+            Kind::NeverUsed => "never used",
+            Kind::RarelyUsed => "rarely used",
+            Kind::WriteReadImbalance => "written, not read",
+            Kind::LowUtility => "low utility",
+            Kind::Lifetime => "lifetime",
+            Kind::Bottleneck => "bottleneck",
+        }
+    }
+
+    /// The kind's name in plain words, for a developer who has not met it (hovers, SARIF rules' help).
+    pub fn glossary(self) -> &'static str {
+        match self.family() {
+            Family::CopyChain if self == Kind::Clone => "A clone: one structure's data copied field by field into another of the same shape.",
+            Family::CopyChain => "A copy chain: the same values moved from object to object (heap to stack to heap) with no computation in between.",
+            Family::Nath => "NATH (never assigned to the heap): objects that are made, used on the stack, and dropped without ever being stored in a field, array or collection.",
+            Family::LowUtility => "Low utility: work spent building data that is (almost) never read.",
+            Family::Lifetime => "Lifetime: how long this line's objects live, measured in bytes allocated while they are alive.",
+            Family::Bottleneck => "Bottleneck: a call path that carries a large share of the run's cost.",
+        }
     }
 }
 
-/// The kind's name in plain words, for a developer who has not met it (hovers, SARIF rules' help).
-pub fn glossary(kind: &str) -> Option<&'static str> {
-    Some(match kind {
-        "copy-chain" => "A copy chain: the same values moved from object to object (heap to stack to heap) with no computation in between.",
-        "clone" => "A clone: one structure's data copied field by field into another of the same shape.",
-        "nath" | "mostly-nath" => "NATH (never assigned to the heap): objects that are made, used on the stack, and dropped without ever being stored in a field, array or collection.",
-        "never-used" | "rarely-used" | "write-read-imbalance" | "low-utility" => "Low utility: work spent building data that is (almost) never read.",
-        "lifetime" => "Lifetime: how long this line's objects live, measured in bytes allocated while they are alive.",
-        "bottleneck" => "Bottleneck: a call path that carries a large share of the run's cost.",
-        _ => return None,
-    })
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
-/// Every finding kind a report may hold, in the order the SARIF rules list them.
-pub const KINDS: [&str; 10] = [
-    "copy-chain",
-    "clone",
-    "nath",
-    "mostly-nath",
-    "never-used",
-    "rarely-used",
-    "write-read-imbalance",
-    "low-utility",
-    "lifetime",
-    "bottleneck",
-];
+/// How prominently a finding is shown: `warning` (the report's top findings), `info` (shown) or
+/// `hint` (hidden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Info,
+    Hint,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+            Severity::Hint => "hint",
+        }
+    }
+}
 
 /// A lifetime finding's histogram as text rows (`≥ 4 KB  ████ 120`), for terminals and hovers.
 pub fn histogram_rows(f: &Finding) -> Vec<String> {

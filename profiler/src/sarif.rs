@@ -3,7 +3,8 @@
 //! flows (a location per hop), the evidence in `properties`, fingerprints that stay the same
 //! from run to run, and with an earlier report, each result's `baselineState`.
 
-use crate::report::{glossary, kind_label, Finding, Location, Report, KINDS};
+use crate::patterns::Pattern;
+use crate::report::{Finding, Kind, Location, Report, Severity};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -45,7 +46,8 @@ pub fn to_sarif(report: &Report, previous: Option<&Report>, sources: &Sources) -
             }
         }
     }
-    let rules: Vec<Value> = KINDS.iter().map(|k| rule(k)).collect();
+    let rules: Vec<Value> =
+        Pattern::ALL.iter().map(|&p| pattern_rule(p)).chain(Kind::ALL.iter().map(|&k| kind_rule(k))).collect();
     let run = &report.run;
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -80,19 +82,41 @@ pub fn to_sarif(report: &Report, previous: Option<&Report>, sources: &Sources) -
     })
 }
 
-/// The rule of a finding kind: its names, its help in plain words, its default level.
-fn rule(kind: &str) -> Value {
-    let help = glossary(kind).unwrap_or("");
-    let level = if kind == "bottleneck" || kind == "lifetime" { "note" } else { "warning" };
+/// The rule of a catalog pattern: what it is and its fix, its page in the catalog.
+fn pattern_rule(p: Pattern) -> Value {
+    let e = p.entry();
     json!({
-        "id": kind,
-        "name": kind_label(kind).split(' ').map(capitalised).collect::<String>(),
-        "shortDescription": { "text": format!("Bloatlens: {}", kind_label(kind)) },
-        "fullDescription": { "text": help },
-        "help": { "text": help, "markdown": format!("**{}**. {help}", kind_label(kind)) },
-        "defaultConfiguration": { "level": level },
-        "properties": { "tags": ["performance", "memory", crate::report::family(kind)] },
+        "id": p.id(),
+        "name": e.title.split(' ').map(capitalised).collect::<String>().replace([',', '\'', '-'], ""),
+        "shortDescription": { "text": format!("Bloatlens: {}", e.title) },
+        "fullDescription": { "text": e.what },
+        "help": {
+            "text": format!("{} Fix: {}", e.what, e.fix),
+            "markdown": format!("**{}**. {}\n\n**Fix.** {}\n\nBefore:\n\n```java\n{}\n```\n\nAfter:\n\n```java\n{}\n```", e.title, e.what, e.fix, e.before, e.after),
+        },
+        "helpUri": format!("https://github.com/bloatlens/bloatlens/blob/main/{}", p.doc_anchor()),
+        "defaultConfiguration": { "level": "warning" },
+        "properties": { "tags": ["performance", "memory", "pattern"] },
     })
+}
+
+/// The rule of a raw analysis result (a finding that fits no pattern, hidden): its kind.
+fn kind_rule(kind: Kind) -> Value {
+    let help = kind.glossary();
+    json!({
+        "id": kind.as_str(),
+        "name": kind.label().split(' ').map(capitalised).collect::<String>().replace(',', ""),
+        "shortDescription": { "text": format!("Bloatlens: {}", kind.label()) },
+        "fullDescription": { "text": help },
+        "help": { "text": help, "markdown": format!("**{}**. {help}", kind.label()) },
+        "defaultConfiguration": { "level": "note" },
+        "properties": { "tags": ["performance", "memory", kind.family().as_str()] },
+    })
+}
+
+/// A result's rule: its pattern's, else its raw kind's.
+fn rule_id(f: &Finding) -> &'static str {
+    f.pattern.map_or(f.kind.as_str(), Pattern::id)
 }
 
 fn capitalised(word: &str) -> String {
@@ -111,17 +135,20 @@ fn message_text(f: &Finding) -> String {
 }
 
 fn level(f: &Finding) -> &'static str {
-    match f.severity.as_str() {
-        "warning" => "warning",
-        "info" => "note",
-        _ => "none",
+    match f.severity {
+        Severity::Warning => "warning",
+        Severity::Info => "note",
+        Severity::Hint => "none",
     }
 }
 
 fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
-    let rule_index = KINDS.iter().position(|k| *k == f.kind);
+    let rule_index = match f.pattern {
+        Some(p) => Pattern::ALL.iter().position(|x| *x == p),
+        None => Kind::ALL.iter().position(|k| *k == f.kind).map(|i| i + Pattern::ALL.len()),
+    };
     let mut r = json!({
-        "ruleId": f.kind,
+        "ruleId": rule_id(f),
         "level": level(f),
         "message": { "text": message_text(f) },
         "locations": [location(&f.location, None, sources)],
@@ -140,7 +167,7 @@ fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
                 .collect(),
         );
     }
-    if f.kind == "copy-chain" || f.kind == "clone" {
+    if matches!(f.kind, Kind::CopyChain | Kind::Clone) {
         // The chain, hop by hop, as a code flow: the user's line, then every load and store.
         let steps: Vec<Value> =
             std::iter::once(json!({ "location": location(&f.location, None, sources), "nestingLevel": 0 }))
@@ -156,6 +183,7 @@ fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
     properties.insert("share".into(), json!(f.share));
     properties.insert("score".into(), json!(f.score));
     properties.insert("severity".into(), json!(f.severity));
+    properties.insert("kind".into(), json!(f.kind));
     if let Some(h) = &f.hidden {
         properties.insert("hidden".into(), json!(h));
     }

@@ -16,7 +16,9 @@
 //!    findings under the `min_share` setting;
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
-use crate::report::{family, Finding, Settings};
+use crate::patterns::Pattern;
+use crate::recognise::{self, builds_a_string, LineFacts};
+use crate::report::{Family, Finding, Kind, Settings, Severity};
 use std::collections::HashMap;
 
 /// The run's totals that shares are taken of.
@@ -45,6 +47,7 @@ pub const ONE_TIME: &str = "one-time work: its line ran once, or a library fille
 pub const SMALL: &str = "below the minimum share";
 pub const ESSENTIAL: &str = "the program's essential work: no call on this path repeats work or builds what is dropped";
 pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
+pub const NO_PATTERN: &str = "fits no pattern of the catalog (docs/patterns.md): a raw analysis result";
 pub const SCALAR_REPLACED: &str =
     "a collection's iterator that never leaves its loop: HotSpot's escape analysis removes it (a fix saves nothing there)";
 
@@ -60,6 +63,7 @@ pub fn hidden_reasons(findings: &[Finding], min_share: f64) -> Vec<(String, usiz
             ESSENTIAL => "on the program's essential path".into(),
             STORED_YOUNG => "short-lived objects a structure drops".into(),
             SCALAR_REPLACED => "loop iterators the JIT removes".into(),
+            NO_PATTERN => "fitting no pattern".into(),
             other => other.to_string(),
         };
         match counts.iter_mut().find(|(w, _)| *w == words) {
@@ -87,10 +91,10 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     //    building it there, so that line is the finding's (not the loop that repeats it).
     let dropped_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = raw
         .iter()
-        .filter(|f| matches!(f.kind.as_str(), "never-used" | "rarely-used"))
+        .filter(|f| matches!(f.kind, Kind::NeverUsed | Kind::RarelyUsed))
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
-    for f in raw.iter_mut().filter(|f| f.kind == "bottleneck") {
+    for f in raw.iter_mut().filter(|f| f.kind == Kind::Bottleneck) {
         let work = f
             .evidence
             .get("work_location")
@@ -102,6 +106,13 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             }
         }
     }
+    // Lines whose stored objects are never read back from the heap, seen before mechanics go.
+    let unread_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = raw
+        .iter()
+        .filter(|f| matches!(f.kind, Kind::WriteReadImbalance | Kind::NeverUsed) && num(f, "heap_writes") > 0)
+        .filter(|f| num(f, "heap_reads") == 0)
+        .map(|f| (f.location.file.clone(), f.location.line))
+        .collect();
     // 1. Library mechanics out; their bytes remembered by line.
     let mut internal_bytes: HashMap<(Option<String>, Option<u32>), u64> = HashMap::new();
     let mut kept = Vec::new();
@@ -114,7 +125,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     }
     // 2. One finding per kind and line.
     let mut groups: Vec<Vec<Finding>> = Vec::new();
-    let mut index: HashMap<(&'static str, Option<String>, String), usize> = HashMap::new();
+    let mut index: HashMap<(Family, Option<String>, String), usize> = HashMap::new();
     for mut f in kept {
         f.share = share(&f, totals, calls);
         // A finding may name what makes it one problem with others (`merge_key`); else its line.
@@ -122,7 +133,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             Some(k) => k.to_string(),
             None => format!("{:?}", f.location.line),
         };
-        let key = (family(&f.kind), f.location.file.clone(), at);
+        let key = (f.kind.family(), f.location.file.clone(), at);
         match index.get(&key) {
             Some(&g) => groups[g].push(f),
             None => {
@@ -134,14 +145,10 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     // A possible leak costs the memory it holds, not what it allocated: objects that pile up to
     // the end while nothing reads their references back (a usage finding on the same line says
     // so) are charged their share of the heap the run ends with.
-    let unread: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
-        .iter()
-        .flatten()
-        .filter(|f| f.kind == "write-read-imbalance" && num(f, "heap_reads") == 0)
-        .map(|f| (f.location.file.clone(), f.location.line))
-        .collect();
+    // (Library-made objects count: the strings a `String.format` makes for a list nobody reads.)
+    let unread = unread_lines;
     for f in groups.iter_mut().flatten() {
-        if f.kind == "lifetime"
+        if f.kind == Kind::Lifetime
             && flag(f, "growing") == Some(true)
             && unread.contains(&(f.location.file.clone(), f.location.line))
         {
@@ -155,7 +162,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     let temporaries: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
         .iter()
         .flatten()
-        .filter(|f| family(&f.kind) == "nath")
+        .filter(|f| f.kind.family() == Family::Nath)
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
     let mut out: Vec<Finding> = groups
@@ -163,7 +170,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         .map(|g| {
             let mut f = merge(g);
             let rolled = internal_bytes.get(&(f.location.file.clone(), f.location.line)).copied().unwrap_or(0);
-            if rolled > 0 && matches!(family(&f.kind), "nath" | "lifetime" | "low-utility") {
+            if rolled > 0 && matches!(f.kind.family(), Family::Nath | Family::Lifetime | Family::LowUtility) {
                 f.evidence.insert("internal_bytes".into(), rolled.into());
             }
             f
@@ -172,13 +179,14 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     // Lines whose objects are (almost) never used: a string built there is built for nothing.
     let unused: std::collections::HashSet<(Option<String>, Option<u32>)> = out
         .iter()
-        .filter(|f| matches!(f.kind.as_str(), "never-used" | "rarely-used"))
+        .filter(|f| matches!(f.kind, Kind::NeverUsed | Kind::RarelyUsed))
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
     // 3–5. Hide, rank, advise.
     for f in &mut out {
         let dropped = unused.contains(&(f.location.file.clone(), f.location.line));
-        f.advice = advice(f, dropped);
+        f.pattern = recognise::pattern(f, LineFacts { dropped });
+        f.advice = f.pattern.map(|p| recognise::advice(f, p)).unwrap_or_default();
         let ran = calls.get(&(
             f.location.class.clone(),
             f.location.method.clone(),
@@ -188,20 +196,20 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         if let Some(r) = ran {
             f.evidence.insert("line_ran".into(), r.calls.into());
         }
-        let stored_young = f.kind == "lifetime"
+        let stored_young = f.kind == Kind::Lifetime
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short")
             && !temporaries.contains(&(f.location.file.clone(), f.location.line));
         // Objects a library made that all live to the end, born early rather than all through
         // the run, or far more of them than the user's line ran: a cache or table it fills once
         // (locale data behind the first `String.format`), however short the run that saw it grow.
         let instances = f.evidence.get("instances").and_then(|n| n.as_u64()).unwrap_or(0);
-        let library_setup = f.kind == "lifetime"
+        let library_setup = f.kind == Kind::Lifetime
             && f.evidence.get("class").and_then(|c| c.as_str()) == Some("immortal")
             && flag(f, "made_by_library") == Some(true)
             && (flag(f, "growing") == Some(false) || ran.is_some_and(|r| instances >= 50 * r.calls.max(1)));
         // A call path is a bottleneck when its cost looks redundant (the same work repeated, or a
         // result dropped), not because the program's real work is costly.
-        let essential = f.kind == "bottleneck"
+        let essential = f.kind == Kind::Bottleneck
             && f.evidence.get("repeated").and_then(|r| r.as_str()).is_none()
             && !(dropped && builds_a_string(f));
         f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
@@ -212,24 +220,65 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             Some(ESSENTIAL.into())
         } else if stored_young {
             Some(STORED_YOUNG.into())
+        } else if f.pattern.is_none() {
+            Some(NO_PATTERN.into())
         } else if f.share < settings.min_share {
             Some(SMALL.into())
         } else {
             None
         };
     }
+    let mut out = one_per_problem(out);
     out.sort_by(|a, b| {
         a.hidden.is_some().cmp(&b.hidden.is_some()).then(b.share.total_cmp(&a.share)).then(a.location.cmp(&b.location))
     });
     let mut shown = 0;
     for f in &mut out {
         f.severity = match (&f.hidden, shown) {
-            (Some(_), _) => "hint",
-            (None, 0..=2) if f.share >= 5.0 * settings.min_share => "warning",
-            _ => "info",
-        }
-        .into();
+            (Some(_), _) => Severity::Hint,
+            (None, 0..=2) if f.share >= 5.0 * settings.min_share => Severity::Warning,
+            _ => Severity::Info,
+        };
         shown += f.hidden.is_none() as usize;
+    }
+    out
+}
+
+/// One finding per problem: shown findings of one pattern on one line are the same objects or the
+/// same work seen by two analyses (NATH and a short lifetime, a never-used site and its imbalance),
+/// and objects that pile up unread are one leak, whatever else says they are unread. The largest
+/// share leads (a leak always); the others go into its `also`, their share not added.
+fn one_per_problem(findings: Vec<Finding>) -> Vec<Finding> {
+    let at = |f: &Finding| (f.location.file.clone(), f.location.line);
+    let leaks: std::collections::HashSet<_> =
+        findings.iter().filter(|f| f.hidden.is_none() && f.pattern == Some(Pattern::Leak)).map(at).collect();
+    let problem = |f: &Finding| -> Option<Pattern> {
+        let p = f.pattern.filter(|_| f.hidden.is_none())?;
+        let unread = matches!(p, Pattern::WrittenNeverRead | Pattern::NeverUsedObjects);
+        Some(if unread && leaks.contains(&at(f)) { Pattern::Leak } else { p })
+    };
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    let mut index: HashMap<(Pattern, Option<String>, Option<u32>), usize> = HashMap::new();
+    for f in findings {
+        let Some(p) = problem(&f) else {
+            out.push(f);
+            continue;
+        };
+        let key = (p, f.location.file.clone(), f.location.line);
+        let Some(&i) = index.get(&key) else {
+            index.insert(key, out.len());
+            out.push(f);
+            continue;
+        };
+        let lead_first = out[i].pattern == Some(p) && (f.pattern != Some(p) || out[i].share >= f.share);
+        let (mut lead, other) = if lead_first { (out[i].clone(), f) } else { (f, out[i].clone()) };
+        let mut also = lead.evidence.remove("also").and_then(|a| a.as_array().cloned()).unwrap_or_default();
+        also.push(serde_json::json!({
+            "kind": other.kind, "pattern": other.pattern, "message": other.message,
+            "share": round4(other.share), "evidence": other.evidence,
+        }));
+        lead.evidence.insert("also".into(), also.into());
+        out[i] = lead;
     }
     out
 }
@@ -238,8 +287,8 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
 /// by a for-each loop and never stored, it is scalar-replaced by HotSpot's JIT, so it costs nothing
 /// there whatever our interpreter counts.
 fn loop_iterator(f: &Finding) -> bool {
-    let temporary = matches!(f.kind.as_str(), "nath" | "mostly-nath" | "never-used")
-        || (f.kind == "lifetime" && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short"));
+    let temporary = matches!(f.kind, Kind::Nath | Kind::MostlyNath | Kind::NeverUsed)
+        || (f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short"));
     let ty = f.evidence.get("type").and_then(|t| t.as_str()).unwrap_or("");
     let inner = ty.rsplit('$').next().unwrap_or("");
     temporary
@@ -267,12 +316,12 @@ fn is_mechanics(f: &Finding) -> bool {
 /// What a fix would save, as a share of the run.
 fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
     let of = |n: u64, total: u64| if total == 0 { 0.0 } else { (n as f64 / total as f64).min(1.0) };
-    match f.kind.as_str() {
-        "copy-chain" => of(num(f, "frequency") * num(f, "hops"), t.copies),
-        "clone" => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
+    match f.kind {
+        Kind::CopyChain => of(num(f, "frequency") * num(f, "hops"), t.copies),
+        Kind::Clone => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
         // What building it costs, or, for unread fields of a useful object, what computing those costs.
         // A collection only filled: what the calls that made and filled it cost.
-        "low-utility" if f.evidence.contains_key("cost_sites") => {
+        Kind::LowUtility if f.evidence.contains_key("cost_sites") => {
             let sites = f.evidence["cost_sites"].as_array().cloned().unwrap_or_default();
             let cost: u64 = sites
                 .iter()
@@ -289,11 +338,11 @@ fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
                 .sum();
             of(cost, t.instructions)
         }
-        "low-utility" => {
+        Kind::LowUtility => {
             let avoidable = if f.evidence.contains_key("avoidable_cost") { "avoidable_cost" } else { "n_rac" };
             of(num(f, avoidable), t.instructions)
         }
-        "bottleneck" => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        Kind::Bottleneck => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
         _ => of(num(f, "bytes"), t.allocated_bytes),
     }
 }
@@ -309,10 +358,10 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     if rest.is_empty() {
         return first;
     }
-    if first.kind != "bottleneck" {
+    if first.kind != Kind::Bottleneck {
         first.share = (first.share + rest.iter().map(|f| f.share).sum::<f64>()).min(1.0);
     }
-    if family(&first.kind) == "copy-chain" {
+    if first.kind.family() == Family::CopyChain {
         let mut fields: Vec<String> = Vec::new();
         for name in std::iter::once(&first).chain(&rest).filter_map(copied_field) {
             if !fields.contains(&name) {
@@ -331,7 +380,7 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     // The others' own lines are related places; their hops stay in `also`.
     for f in rest {
         let what = copied_field(&f).or_else(|| f.evidence.get("type").and_then(|t| t.as_str()).map(String::from));
-        let role = format!("also here: {}", what.unwrap_or_else(|| f.kind.clone()));
+        let role = format!("also here: {}", what.unwrap_or_else(|| f.kind.to_string()));
         if f.location.line != first.location.line && !first.related.iter().any(|r| r.location == f.location) {
             first.related.push(crate::report::Related { location: f.location, role });
         }
@@ -351,106 +400,6 @@ fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }
 
-/// What to change first, in one sentence that fits the pattern.
-/// `dropped`: what the finding's line makes is (almost) never used.
-fn advice(f: &Finding, dropped: bool) -> String {
-    let ty = f.evidence.get("type").and_then(|v| v.as_str()).unwrap_or("");
-    let text = |s: &str| s.to_string();
-    match f.kind.as_str() {
-        "copy-chain" => {
-            let path = f.evidence.get("path").map(|p| p.to_string()).unwrap_or_default();
-            let fields = f.evidence.contains_key("fields_copied");
-            if fields || path.contains("HashMap") {
-                text("Copy the fields directly into their destination instead of through an intermediate map or array.")
-            } else if path.contains(" elements (") {
-                text("Share the collection (or copy it once, outside the loop) instead of copying its elements on every call.")
-            } else {
-                text("Pass the original object along instead of copying its fields from structure to structure.")
-            }
-        }
-        "clone" => text("Share the original (or copy it lazily) instead of rebuilding its object graph copy by copy."),
-        "nath" | "mostly-nath" => {
-            if crate::analysis::words::is_box(ty) {
-                text("Keep these values primitive: boxing makes a new object for each value that is only read once.")
-            } else if ty.contains("String") {
-                text("Avoid building this string on every call: compare or use its parts directly, or build it once.")
-            } else if ty.contains("Itr") || ty.contains("Iterator") || ty.contains("Pipeline") || ty.contains("Stream") {
-                text("Use a plain loop here: an iterator or stream pipeline is built on every call.")
-            } else {
-                text("Use the values directly, or build this object once outside the loop: each one lives only for the call that made it.")
-            }
-        }
-        "never-used" => text("Stop creating these objects: nothing ever reads them (create them only when needed)."),
-        "rarely-used" => text("Create these objects only when needed: most of them are never used."),
-        "write-read-imbalance" => {
-            text("Drop the structure this fills, or fill it only when needed: what is stored is rarely read back.")
-        }
-        "low-utility" if flag(f, "only_size") == Some(true) => text(
-            "Count or test instead of collecting (`anyMatch`, `count()`, a counter): this collection is only asked for its size.",
-        ),
-        "low-utility" if flag(f, "only_size") == Some(false) => {
-            text("Stop filling this collection (or fill it only when it is needed): nothing reads it.")
-        }
-        "low-utility" if num(f, "unread_cost") > 0 && num(f, "unread_cost") == num(f, "avoidable_cost") => {
-            let names: Vec<&str> = f.evidence["unread_fields"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
-                .unwrap_or_default();
-            if flag(f, "unread_everywhere") == Some(false) {
-                format!(
-                    "Compute {} only for the callers that read {} (lazily, or with a cheaper factory for the others).",
-                    names.join(", "),
-                    if names.len() == 1 { "it" } else { "them" }
-                )
-            } else {
-                format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
-            }
-        }
-        "low-utility" => text("Compute only what is read: most of what building this structure costs is never used (compute it lazily, or do not build it)."),
-        "lifetime" => match f.evidence.get("class").and_then(|v| v.as_str()).unwrap_or("") {
-            "immortal" if flag(f, "growing") == Some(true) => {
-                text("Stop keeping every one of these objects: they accumulate until the end (keep a running summary, or drop them once used).")
-            }
-            "immortal" | "long" => text("These objects stay alive for most of the run: keep only what later code reads."),
-            "mixed" if flag(f, "made_by_library") == Some(true) => {
-                text("Keep these results only as long as each caller needs them: some callers hold them far longer than others.")
-            }
-            "mixed" => text("Split the factory by caller: its objects live short for some callers and long for others."),
-            "short" => text("Reuse one object, or do without it: these temporaries die within the iteration that made them."),
-            _ => text("Shorten these objects' lives (drop references sooner) or reuse them: they outlive a young collection only to die soon after."),
-        },
-        "bottleneck" if dropped && builds_a_string(f) => text(
-            "Build this string only when it is used (inside the branch that needs it, or lazily with a Supplier): most of this path's cost is formatting it.",
-        ),
-        "bottleneck" => f
-            .evidence
-            .get("suggestion")
-            .and_then(|v| v.as_str())
-            .map(|s| {
-                let mut s = s.to_string();
-                if let Some(c) = s.get_mut(0..1) {
-                    c.make_ascii_uppercase();
-                }
-                if !s.ends_with('.') {
-                    s.push('.');
-                }
-                s
-            })
-            .unwrap_or_else(|| text("Call this path less often: cache or hoist its result.")),
-        _ => String::new(),
-    }
-}
-
-/// A call path whose user line builds a string (a concatenation, `String.valueOf`, `format`)
-/// and whose cost is in the string building below it (advice to build it lazily, where the
-/// string is then not used).
-fn builds_a_string(f: &Finding) -> bool {
-    let e = f.location.expression.as_deref().unwrap_or("");
-    let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
-    let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
-    builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,7 +415,7 @@ mod tests {
             bci: 0,
             expression: None,
         };
-        Finding { hidden: reason.map(String::from), ..Finding::new("nath", 1.0, String::new(), at) }
+        Finding { hidden: reason.map(String::from), ..Finding::new(Kind::Nath, 1.0, String::new(), at) }
     }
 
     #[test]
@@ -492,7 +441,7 @@ mod tests {
     fn a_library_table_filled_behind_a_few_calls_is_one_time_work_not_a_leak() {
         let leak = |instances: u64| {
             let mut f = Finding { share: 0.05, ..hidden(None) };
-            f.kind = "lifetime".into();
+            f.kind = Kind::Lifetime;
             for (k, v) in [
                 ("class", serde_json::json!("immortal")),
                 ("growing", serde_json::json!(true)),

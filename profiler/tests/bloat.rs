@@ -5,7 +5,7 @@
 //! print for their examples are asserted directly.
 
 use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
-use bloatlens_profiler::report::{Finding, Report, Settings};
+use bloatlens_profiler::report::{Finding, Kind, Report, Settings};
 use bloatlens_profiler::run::RunConfig;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -81,11 +81,11 @@ fn snapshot(report: &Report) -> String {
         .findings
         .iter()
         .map(|f| {
-            let figures: Vec<String> = key_evidence(&f.kind)
+            let figures: Vec<String> = key_evidence(f.kind.as_str())
                 .iter()
                 .filter_map(|k| derived(f, k).or_else(|| f.evidence.get(*k).map(|v| v.to_string())))
                 .map(|v| v.trim_matches('"').to_string())
-                .zip(key_evidence(&f.kind))
+                .zip(key_evidence(f.kind.as_str()))
                 .map(|(v, k)| format!("{k}={v}"))
                 .collect();
             format!(
@@ -130,7 +130,7 @@ fn find<'a>(report: &'a Report, kind: &str, pred: impl Fn(&Finding) -> bool) -> 
     report
         .findings
         .iter()
-        .find(|f| f.kind == kind && pred(f))
+        .find(|f| f.kind.as_str() == kind && pred(f))
         .ok_or_else(|| Failed::from(format!("no matching {kind} finding among {:#?}", report.findings)))
 }
 
@@ -264,7 +264,7 @@ fn figure_11_costs() -> Result<(), Failed> {
     assert_eq!(list.evidence["n_rac"].as_f64(), Some(own + 2.0), "the tree reaches the array's elements");
     // With the default thresholds only A is reported: the list is cheap however useless.
     let report = profile_fixture("computed_field_read_once")?;
-    let low: Vec<&Finding> = report.findings.iter().filter(|f| f.kind == "low-utility").collect();
+    let low: Vec<&Finding> = report.findings.iter().filter(|f| f.kind == Kind::LowUtility).collect();
     assert_eq!(low.len(), 1, "{low:#?}");
     assert_eq!(low[0].location.line, Some(25));
     Ok(())
@@ -336,7 +336,7 @@ fn state_moves_are_not_copies() -> Result<(), Failed> {
     let copies: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| matches!(f.kind.as_str(), "copy-chain" | "clone"))
+        .filter(|f| matches!(f.kind, Kind::CopyChain | Kind::Clone))
         .map(|f| format!("{} {}: {}", f.kind, f.location.short(), f.message))
         .collect();
     if copies.is_empty() {

@@ -263,13 +263,20 @@ fn a_plain_tree_names_its_main_and_test_source_roots() {
     }
     let named = ["--source-root", "src/main/java", "--test-source-root", "src/test/java"];
     for roots in [&named[..], &[]] {
-        let args: Vec<&str> = roots.iter().copied().chain(["--test", "com.acme.ledger.LedgerTest"]).collect();
+        let args: Vec<&str> =
+            roots.iter().copied().chain(["--test", "com.acme.ledger.LedgerTest", "--format", "json"]).collect();
         let out = p.profile(&args);
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}\n{}", text(&out.stderr));
-        assert!(stdout.contains("test com.acme.ledger.LedgerTest#balancesEveryPosting() passed"), "{stdout}");
-        // The main sources are the user's code: the finding is on their line.
-        assert!(stdout.contains("Ledger.java:13"), "{args:?}: {stdout}");
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(report["tests"][0]["status"], "passed", "{}", report["tests"]);
+        // The main sources are the user's code: findings are placed on their line.
+        let placed = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["location"]["file"] == "com/acme/ledger/Ledger.java" && f["location"]["line"] == 13);
+        assert!(placed, "{args:?}: {}", report["findings"]);
     }
 
     // Tests compile against the main classes, never the other way round.

@@ -19,7 +19,7 @@ use super::cct::{Cct, ROOT};
 use super::objects::{locate, Locator};
 use super::shadow::ShadowStack;
 use crate::classfile::access;
-use crate::report::{Comparison, Finding, Location, SequenceChange, Settings};
+use crate::report::{Comparison, Finding, Kind, Location, SequenceChange, Settings};
 use crate::vm::class::{Class, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_method, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
@@ -529,7 +529,7 @@ impl BottleneckTracker {
                 String::new()
             }
         );
-        let mut finding = Finding::new("bottleneck", f.cum as f64, message, location)
+        let mut finding = Finding::new(Kind::Bottleneck, f.cum as f64, message, location)
             .evidence("metric", metric.name())
             .evidence("cum", f.cum)
             .evidence("base", f.base)
@@ -700,7 +700,7 @@ pub fn compare(
         after: TreeProfile::new(after, metric, &mut labels),
         before: TreeProfile::new(before, metric, &mut labels),
     };
-    for f in findings.iter_mut().filter(|f| f.kind == "bottleneck") {
+    for f in findings.iter_mut().filter(|f| f.kind == Kind::Bottleneck) {
         let Some(calls) = f.evidence.get("calls").and_then(|c| c.as_array()) else { continue };
         let labels: Option<Vec<u32>> = calls.iter().map(|c| c.as_str().and_then(|n| labels.get(n))).collect();
         if let Some(calls) = labels {

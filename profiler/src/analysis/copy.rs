@@ -22,7 +22,7 @@ use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
 use super::words;
 use crate::graphs::{Graph, GraphEdge, GraphNode};
-use crate::report::{Finding, Location, MethodCopies, Settings};
+use crate::report::{Finding, Kind, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
@@ -378,7 +378,7 @@ impl Tracker for CopyTracker {
         // graph keeps the ones its findings name.
         let named: FxHashSet<u32> = findings
             .iter()
-            .filter(|f| f.kind == "clone")
+            .filter(|f| f.kind == Kind::Clone)
             .filter_map(|f| f.evidence.get("graph_nodes")?.as_array())
             .flatten()
             .filter_map(|v| v.as_u64().map(|n| n as u32))
@@ -753,9 +753,10 @@ impl Analysis<'_> {
             if consumed { "" } else { "; the copies are never used by a computation" }
         );
         let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
-        let mut f = Finding::new("copy-chain", c.waste() as f64, message, location)
+        let mut f = Finding::new(Kind::CopyChain, c.waste() as f64, message, location)
             .evidence("user_data", user_data)
             .evidence("merge_key", merge_key)
+            .evidence("via_container", into.is_some())
             .evidence("field", field)
             .evidence("hops", hops)
             .evidence("frequency", c.freq)
@@ -907,7 +908,7 @@ impl Analysis<'_> {
                     }
                 }
                 Finding::new(
-                    "clone",
+                    Kind::Clone,
                     v as f64,
                     format!(
                         "{} bytes copied from the objects of {nx} into those of {ny}: a clone built copy by copy",

@@ -33,7 +33,7 @@ use super::copy::{instance_field_name, static_field_name};
 use super::objects::{type_name, Locator};
 use super::shadow::{ShadowHeap, ShadowStack};
 use super::words;
-use crate::report::{CostSummary, Finding, Location, Settings};
+use crate::report::{CostSummary, Finding, Kind, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, RefUse, Sink, Site, Tracker, Value};
@@ -852,7 +852,7 @@ impl CostBenefitTracker {
                 )
             };
             let score = if wasteful { rate } else { unread_rac / (own_rac - unread_rac + 1.0) };
-            let mut f = Finding::new("low-utility", score, message, at)
+            let mut f = Finding::new(Kind::LowUtility, score, message, at)
                 .evidence("unread_fields", unread.iter().map(|u| u.name.clone()).collect::<Vec<_>>())
                 .evidence("unread_everywhere", unread.iter().all(|u| u.objects >= instances))
                 .evidence("unread_cost", unread_rac.round())

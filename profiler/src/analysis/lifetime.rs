@@ -18,7 +18,7 @@
 use super::cct::Cct;
 use super::objects::{type_name, Locator};
 use super::words;
-use crate::report::{Finding, Location, Settings};
+use crate::report::{Finding, Kind, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_method, Alloc, Context, Site, Tracker};
@@ -305,7 +305,7 @@ impl LifetimeTracker {
                 .filter(|(_, &n)| n > 0)
                 .map(|(b, &n)| serde_json::json!({"from_bytes": 1u64 << b, "objects": n}))
                 .collect();
-            let mut f = Finding::new("lifetime", bytes as f64, message, at)
+            let mut f = Finding::new(Kind::Lifetime, bytes as f64, message, at)
                 .evidence("class", name)
                 .evidence("made_by_library", site != user)
                 .evidence("type", type_name)

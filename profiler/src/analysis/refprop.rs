@@ -19,7 +19,7 @@
 use super::objects::{type_name, Locator, ObjectTags};
 use super::words;
 use crate::graphs::{Graph, GraphEdge, GraphNode};
-use crate::report::{Finding, Location, Settings};
+use crate::report::{Finding, Kind, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{Alloc, Context, HeapLoc, RefPass, RefUse, Site, Tracker, Value};
@@ -309,7 +309,7 @@ impl RefPropTracker {
                 l.largest = p;
             }
         }
-        let mut by_kind: FxHashMap<&'static str, Vec<Finding>> = FxHashMap::default();
+        let mut by_kind: FxHashMap<Kind, Vec<Finding>> = FxHashMap::default();
         for (p, prod) in self.objects.producers.iter().enumerate() {
             let st = &self.stats[p];
             let Some(user) = prod.user else { continue };
@@ -336,7 +336,15 @@ impl RefPropTracker {
                 || st.stores.keys().any(user_site)
                 || st.call_sites.iter().any(user_site)
                 || st.heap_sites.iter().any(user_site);
-            let base = |kind: &str, score: f64, message: String| {
+            // Temporaries whose only uses are hashing and comparing inside the JDK: keys made for
+            // a lookup (`map.get(a + "@" + b)`).
+            let lookup_key = nath == n
+                && !st.uses.is_empty()
+                && st.uses.keys().all(|site| {
+                    let m = &methods[site.method as usize];
+                    !user_site(site) && matches!(&*m.name, "hashCode" | "equals" | "hash" | "getNode" | "compareTo")
+                });
+            let base = |kind: Kind, score: f64, message: String| {
                 let mut f = Finding::new(kind, score, message, location.clone())
                     .evidence("instances", n)
                     .evidence("bytes", prod.bytes)
@@ -348,6 +356,7 @@ impl RefPropTracker {
                     .evidence("heap_nodes", st.heap_sites.len())
                     .evidence("type", type_name.clone())
                     .evidence("handled_by_user", handled_by_user)
+                    .evidence("lookup_key", lookup_key)
                     .evidence("made_by_library", at_jdk.is_some())
                     .evidence("graph_nodes", vec![p as u64]);
                 if let Some(j) = &at_jdk {
@@ -382,12 +391,12 @@ impl RefPropTracker {
                 )
             };
             if line_nath && speaks {
-                let f = base("nath", line_score, all_temporaries(line.instances));
-                by_kind.entry("nath").or_default().push(whole_line(f));
+                let f = base(Kind::Nath, line_score, all_temporaries(line.instances));
+                by_kind.entry(Kind::Nath).or_default().push(whole_line(f));
             }
             if line_unused && speaks {
-                let f = base("never-used", line_score, none_used(line.instances));
-                by_kind.entry("never-used").or_default().push(whole_line(f));
+                let f = base(Kind::NeverUsed, line_score, none_used(line.instances));
+                by_kind.entry(Kind::NeverUsed).or_default().push(whole_line(f));
             }
             if prod.instances < s.min_instances {
                 continue;
@@ -403,12 +412,12 @@ impl RefPropTracker {
                             words::count(line.instances)
                         ),
                     };
-                    by_kind.entry("nath").or_default().push(base("nath", score, msg));
+                    by_kind.entry(Kind::Nath).or_default().push(base(Kind::Nath, score, msg));
                 }
             } else if nath as f64 >= s.mostly_nath * n as f64 {
                 let pct = 100.0 * nath as f64 / n as f64;
                 let mut f = base(
-                    "mostly-nath",
+                    Kind::MostlyNath,
                     score,
                     format!(
                         "{what}: {} of {} objects ({pct:.0}%) are never stored in a field, array or collection (mostly NATH)",
@@ -419,16 +428,16 @@ impl RefPropTracker {
                 for (site, count) in top(&st.stores, 3) {
                     f = f.related(loc(site), format!("stored here ({count}×)"));
                 }
-                by_kind.entry("mostly-nath").or_default().push(f);
+                by_kind.entry(Kind::MostlyNath).or_default().push(f);
             }
             if st.used == 0 {
                 if !line_unused {
-                    by_kind.entry("never-used").or_default().push(base("never-used", score, none_used(n)));
+                    by_kind.entry(Kind::NeverUsed).or_default().push(base(Kind::NeverUsed, score, none_used(n)));
                 }
             } else if (st.used as f64) < s.rarely_used * n as f64 {
                 let pct = 100.0 * st.used as f64 / n as f64;
                 let mut f = base(
-                    "rarely-used",
+                    Kind::RarelyUsed,
                     score,
                     format!(
                         "{what}: only {} of {} objects ({pct:.1}%) are ever used",
@@ -439,10 +448,10 @@ impl RefPropTracker {
                 for (site, count) in top(&st.uses, 3) {
                     f = f.related(loc(site), format!("used here ({count}×)"));
                 }
-                by_kind.entry("rarely-used").or_default().push(f);
+                by_kind.entry(Kind::RarelyUsed).or_default().push(f);
             }
             if let Some(f) = self.only_filled(prod, st, &what, methods, classes, &mut loc) {
-                by_kind.entry("low-utility").or_default().push(f);
+                by_kind.entry(Kind::LowUtility).or_default().push(f);
             }
             // Write-read imbalance, for objects that do reach the heap.
             let writes = st.writes - st.key_writes;
@@ -461,16 +470,23 @@ impl RefPropTracker {
                     )
                 };
                 let ratio_json = if ratio.is_finite() { serde_json::json!(ratio) } else { serde_json::json!("inf") };
-                let mut f = base("write-read-imbalance", writes as f64, msg).evidence("ratio", ratio_json);
+                let mut f = base(Kind::WriteReadImbalance, writes as f64, msg).evidence("ratio", ratio_json);
                 for (site, count) in top(&st.stores, 3) {
                     f = f.related(loc(site), format!("stored here ({count}×)"));
                 }
-                by_kind.entry("write-read-imbalance").or_default().push(f);
+                by_kind.entry(Kind::WriteReadImbalance).or_default().push(f);
             }
         }
         let mut out = Vec::new();
-        for kind in ["nath", "mostly-nath", "never-used", "rarely-used", "write-read-imbalance", "low-utility"] {
-            let mut v = by_kind.remove(kind).unwrap_or_default();
+        for kind in [
+            Kind::Nath,
+            Kind::MostlyNath,
+            Kind::NeverUsed,
+            Kind::RarelyUsed,
+            Kind::WriteReadImbalance,
+            Kind::LowUtility,
+        ] {
+            let mut v = by_kind.remove(&kind).unwrap_or_default();
             v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.location.cmp(&b.location)));
             v.truncate(s.max_findings_per_kind);
             out.extend(v);
@@ -569,7 +585,7 @@ impl RefPropTracker {
                 format!("never read: neither {its} elements nor {its} size")
             },
         );
-        let mut f = Finding::new("low-utility", prod.instances as f64, message, loc(user))
+        let mut f = Finding::new(Kind::LowUtility, prod.instances as f64, message, loc(user))
             .evidence("type", type_name(classes, prod.class))
             .evidence("instances", prod.instances)
             .evidence("only_size", sized)

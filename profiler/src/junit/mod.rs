@@ -193,17 +193,20 @@ const VINTAGE_ENGINE: Artifact = Artifact { group: "org/junit/vintage", name: "j
 /// The version of `name` on a class path: `Some("1.2.3")` for `name-1.2.3.jar`, `Some("")` when
 /// it is there without a usable version (Debian's `name.jar`, Debian's repository's `name-debian.jar`).
 fn version_on(class_path: &[PathBuf], name: &str) -> Option<String> {
-    class_path.iter().find_map(|p| {
-        let file = p.file_name()?.to_str()?.strip_suffix(".jar")?;
-        if file == name {
-            return Some(String::new());
-        }
-        let v = file.strip_prefix(name)?.strip_prefix('-')?;
-        if v == "debian" {
-            return Some(String::new());
-        }
-        v.starts_with(|c: char| c.is_ascii_digit()).then(|| v.to_string())
-    })
+    class_path.iter().find_map(|p| version_in_name(p, name))
+}
+
+/// `Some("1.2.3")` for `name-1.2.3.jar`, `Some("")` for `name.jar` or `name-debian.jar`.
+fn version_in_name(p: &Path, name: &str) -> Option<String> {
+    let file = p.file_name()?.to_str()?.strip_suffix(".jar")?;
+    if file == name {
+        return Some(String::new());
+    }
+    let v = file.strip_prefix(name)?.strip_prefix('-')?;
+    if v == "debian" {
+        return Some(String::new());
+    }
+    v.starts_with(|c: char| c.is_ascii_digit()).then(|| v.to_string())
 }
 
 fn has_junit4(class_path: &[PathBuf]) -> bool {
@@ -262,6 +265,8 @@ enum Wanted {
     /// This one, else the newest below it, else any: a version derived from another part's.
     Preferably(String),
     Any,
+    /// Debian's unversioned jar, else the newest: the tests bring Debian's unversioned JUnit.
+    Debian,
 }
 
 /// Where `artifact` is: the version wanted in a Maven repository, else Debian's versioned jar in
@@ -290,6 +295,7 @@ fn locate(artifact: &Artifact, wanted: &Wanted, repositories: &[PathBuf], debian
             at(v).or_else(|| newest_below(Some(v))).or_else(unversioned).or_else(|| newest_below(None))
         }
         Wanted::Any => newest_below(None).or_else(unversioned),
+        Wanted::Debian => unversioned().or_else(|| newest_below(None)),
     }
 }
 
@@ -323,9 +329,15 @@ fn complete(test_class_path: &[PathBuf], repositories: &[PathBuf], debian: &Path
         true => newest(&VINTAGE_ENGINE, repositories, None),
         false => None,
     };
+    // Debian's unversioned jars (`junit-platform-commons.jar`) go with Debian's others: a newer
+    // launcher from a Maven repository fails against them with a `NoSuchMethodError`.
+    let debian_platform = [&COMMONS, &ENGINE, &LAUNCHER, &JUPITER_API]
+        .iter()
+        .any(|a| version_on(test_class_path, a.name).is_some_and(|v| v.is_empty()));
     let platform = match (&platform_on, known(jupiter.clone()).or(lone_vintage.clone())) {
         (Some(v), _) => Wanted::Exactly(v.clone()),
         (None, Some(j)) => platform_for(&j).map_or(Wanted::Any, Wanted::Preferably),
+        (None, None) if debian_platform => Wanted::Debian,
         (None, None) => Wanted::Any,
     };
     let vintage = match known(jupiter.clone()).or(lone_vintage).or_else(|| platform_on.as_deref().and_then(jupiter_for))
@@ -345,7 +357,8 @@ fn complete(test_class_path: &[PathBuf], repositories: &[PathBuf], debian: &Path
         (&APIGUARDIAN, Wanted::Any, String::new()),
     ];
     if jupiter.is_some() {
-        let wanted = known(jupiter.clone()).map_or(Wanted::Any, Wanted::Exactly);
+        let unversioned = if debian_platform { Wanted::Debian } else { Wanted::Any };
+        let wanted = known(jupiter.clone()).map_or(unversioned, Wanted::Exactly);
         let why = format!("the version of the tests' junit-jupiter-api {}", jupiter.clone().unwrap_or_default());
         needed.push((&JUPITER_ENGINE, wanted, why));
     }

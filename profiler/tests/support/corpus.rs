@@ -11,12 +11,22 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The kinds a developer expects, as the product names them ([`family`] folds the report's finer
+/// The kinds a developer expects, as the product names them ([`families`] folds the report's finer
 /// kinds into them).
 pub const KINDS: [&str; 5] = ["copy-chain", "nath", "low-utility", "lifetime", "bottleneck"];
 
 use bloatlens_profiler::javac::java_files;
-pub use bloatlens_profiler::report::family;
+use bloatlens_profiler::report::Kind;
+
+/// The product kinds a shown finding speaks for: its own, and those of the findings of other
+/// kinds it took in as one problem (a leak and the unread collection on its line).
+pub fn families(f: &Finding) -> Vec<&'static str> {
+    let also = f.evidence.get("also").and_then(|a| a.as_array()).into_iter().flatten();
+    std::iter::once(f.kind)
+        .chain(also.filter_map(|a| serde_json::from_value::<Kind>(a["kind"].clone()).ok()))
+        .map(|k| k.family().as_str())
+        .collect()
+}
 
 /// One expected finding: its kind and the lines (file relative to the program's directory, line)
 /// any of which it may land on.
@@ -92,7 +102,7 @@ fn at(f: &Finding) -> Option<(String, u32)> {
 }
 
 fn matches(f: &Finding, e: &Expectation) -> bool {
-    family(&f.kind) == e.kind && at(f).is_some_and(|here| e.lines.contains(&here))
+    families(f).contains(&e.kind.as_str()) && at(f).is_some_and(|here| e.lines.contains(&here))
 }
 
 /// Scores the findings the report shows (in report order; hidden ones left out) against the
@@ -123,7 +133,7 @@ pub fn score(name: &str, report: &Report, a: &Annotations) -> ProgramScore {
             s.top5.0 += expected as usize;
         }
         if at(f).is_some_and(|here| a.clean.contains(&here)) {
-            *s.on_clean.entry(family(&f.kind).into()).or_default() += 1;
+            *s.on_clean.entry(f.kind.family().as_str().into()).or_default() += 1;
         } else if !expected {
             s.unexpected.push(format!("{} {}", f.kind, f.location.short()));
         }

@@ -1,0 +1,224 @@
+//! Which catalog pattern a finding is an instance of, from the evidence its analysis gathered,
+//! and the pattern's advice in the program's own names. A finding that fits no pattern is a raw
+//! analysis result: the JSON keeps it, the editor does not show it.
+
+use crate::analysis::words;
+use crate::patterns::Pattern;
+use crate::report::{Finding, Kind};
+
+/// What triage knows about a finding's line beyond the finding itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineFacts {
+    /// What the line makes is (almost) never used (a never-used or rarely-used finding there).
+    pub dropped: bool,
+}
+
+/// The pattern `f` is an instance of, if its evidence shows one.
+pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
+    let ty = text(f, "type");
+    match f.kind {
+        Kind::CopyChain => copy_chain(f),
+        Kind::Clone => Some(Pattern::CloneToRead),
+        Kind::Nath | Kind::MostlyNath => Some(temporary(f, ty)),
+        Kind::NeverUsed if ty == "java.lang.String" => Some(Pattern::UnusedMessageString),
+        Kind::NeverUsed if num(f, "heap_writes") > 0 && num(f, "heap_reads") == 0 => Some(Pattern::WrittenNeverRead),
+        Kind::NeverUsed => Some(Pattern::NeverUsedObjects),
+        Kind::RarelyUsed => Some(Pattern::EagerCreation),
+        Kind::WriteReadImbalance => Some(Pattern::WrittenNeverRead),
+        Kind::LowUtility => Some(match flag(f, "only_size") {
+            Some(true) => Pattern::CollectionForSize,
+            Some(false) => Pattern::WrittenNeverRead,
+            None if num(f, "unread_cost") > 0 => Pattern::UnreadCostlyFields,
+            None if f.evidence.contains_key("n_rab") && num(f, "n_rab") == 0 => Pattern::DroppedResult,
+            None => Pattern::WholeInputDecoded,
+        }),
+        Kind::Lifetime => match text(f, "class") {
+            // Kept to the end and growing is a leak only when nothing reads them back: data a
+            // program keeps on purpose (a parsed document, inputs for a later check) is read.
+            "immortal" if flag(f, "growing") == Some(true) && flag(f, "leak") == Some(true) => Some(Pattern::Leak),
+            "immortal" | "long" => None,
+            "mixed" => Some(Pattern::MixedLifetimeFactory),
+            "short" => Some(temporary(f, ty)),
+            "medium" => Some(Pattern::MidLifeObjects),
+            _ => None,
+        },
+        Kind::Bottleneck => bottleneck(f, line),
+    }
+}
+
+/// A copy is waste when something shows it: it goes through a container that exists to carry
+/// it, it copies a collection per call, it moves data through layers, or nothing computes with
+/// the copy. A single move of a value that is then used is the program's state at work (a
+/// cursor, a save and restore, a relinking), not a pattern.
+fn copy_chain(f: &Finding) -> Option<Pattern> {
+    let path: Vec<&str> = f
+        .evidence
+        .get("path")
+        .and_then(|p| p.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
+        .unwrap_or_default();
+    // Into a box's value: a primitive boxed (and maybe unboxed from another box before).
+    let boxes = path.last().is_some_and(|n| {
+        let class = n.split(['.', ' ']).next().unwrap_or("");
+        words::is_box(&format!("java.lang.{class}")) && n.contains(".value")
+    });
+    if boxes {
+        return Some(Pattern::BoxingInLoop);
+    }
+    // Into a link of a linked structure (a list's `next`, a map's `tail`): the structure relinking
+    // its nodes, which is how it works, not a copy of data.
+    let relinks = path.last().is_some_and(|n| {
+        let field = n.split(" (").next().unwrap_or(n).rsplit('.').next().unwrap_or("");
+        LINK_FIELDS.contains(&field)
+    });
+    if relinks {
+        return None;
+    }
+    if path.iter().any(|n| n.contains(" elements (")) {
+        return Some(Pattern::DefensiveCopyPerCall);
+    }
+    if flag(f, "via_container") == Some(true) {
+        return Some(Pattern::IntermediateContainer);
+    }
+    let hops = num(f, "hops");
+    let consumed = flag(f, "consumed").unwrap_or(true);
+    (hops >= 2 || !consumed).then_some(Pattern::LayeredCopy)
+}
+
+/// Fields that link a structure's nodes.
+const LINK_FIELDS: [&str; 10] =
+    ["next", "prev", "previous", "head", "tail", "before", "after", "left", "right", "parent"];
+
+/// Temporaries (never stored, or dying in the iteration that made them) by what they are.
+fn temporary(f: &Finding, ty: &str) -> Pattern {
+    let simple = ty.rsplit(['.', '$']).next().unwrap_or(ty);
+    if words::is_box(ty) {
+        Pattern::BoxingInLoop
+    } else if flag(f, "lookup_key") == Some(true) {
+        Pattern::TemporaryLookupKey
+    } else if ty == "java.lang.String" || ty == "java.lang.StringBuilder" {
+        Pattern::TemporaryString
+    } else if ty.starts_with("java.util.regex.") {
+        Pattern::RegexPerCall
+    } else if ty.starts_with("java.util.Formatter") {
+        Pattern::FormatPerCall
+    } else if ty.starts_with("java.util.stream.")
+        || simple.ends_with("Itr")
+        || simple.ends_with("Iterator")
+        || simple.ends_with("Spliterator")
+        || simple.contains("Pipeline")
+    {
+        Pattern::StreamPerCall
+    } else {
+        Pattern::ResultObjectPerCall
+    }
+}
+
+/// Library calls whose set-up dominates and which have a prepared form to reuse.
+const SET_UP_CALLS: [&str; 8] = [
+    "java.security.MessageDigest.getInstance",
+    "javax.crypto.Cipher.getInstance",
+    "javax.crypto.Mac.getInstance",
+    "java.time.format.DateTimeFormatter.ofPattern",
+    "java.text.SimpleDateFormat.<init>",
+    "java.text.NumberFormat.getInstance",
+    "javax.xml.parsers.DocumentBuilderFactory.newInstance",
+    "java.text.DecimalFormat.<init>",
+];
+
+/// A call path is a pattern only when its cost looks redundant: the same work repeated, or a
+/// string built for nothing. The program's essential work is no pattern.
+fn bottleneck(f: &Finding, line: LineFacts) -> Option<Pattern> {
+    let calls: Vec<&str> = f
+        .evidence
+        .get("calls")
+        .and_then(|c| c.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
+        .unwrap_or_default();
+    let through = |prefix: &str| calls.iter().any(|c| c.starts_with(prefix));
+    if line.dropped && builds_a_string(f) {
+        return Some(Pattern::UnusedMessageString);
+    }
+    let repeated = text(f, "repeated");
+    if repeated.is_empty() {
+        return None;
+    }
+    Some(if repeated == "regex compiled per call" {
+        Pattern::RegexPerCall
+    } else if SET_UP_CALLS.iter().any(|c| through(c)) {
+        Pattern::PreparedFormPerItem
+    } else if repeated == "scan per iteration" {
+        Pattern::QuadraticScan
+    } else if through("java.util.Formatter.format") {
+        Pattern::FormatPerCall
+    } else {
+        Pattern::RepeatedCall
+    })
+}
+
+/// A call path whose user line builds a string (a concatenation, `String.valueOf`, `format`)
+/// and whose cost is in the string building below it.
+pub fn builds_a_string(f: &Finding) -> bool {
+    let e = f.location.expression.as_deref().unwrap_or("");
+    let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
+    let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
+    builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
+}
+
+/// The pattern's fix for this finding, with the program's names where the evidence has them.
+pub fn advice(f: &Finding, pattern: Pattern) -> String {
+    let ty = text(f, "type");
+    let simple = if ty.is_empty() { String::new() } else { words::source_type(ty) };
+    match pattern {
+        Pattern::BoxingInLoop if !simple.is_empty() && words::is_box(ty) => {
+            format!("Keep these values primitive: each {simple} made here is a new object read once.")
+        }
+        Pattern::UnreadCostlyFields => {
+            let names: Vec<&str> = f
+                .evidence
+                .get("unread_fields")
+                .and_then(|a| a.as_array())
+                .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
+                .unwrap_or_default();
+            if names.is_empty() {
+                return pattern.entry().fix.to_string();
+            }
+            if flag(f, "unread_everywhere") == Some(false) {
+                format!(
+                    "Compute {} only for the callers that read {} (lazily, or with a cheaper factory for the others).",
+                    names.join(", "),
+                    if names.len() == 1 { "it" } else { "them" }
+                )
+            } else {
+                format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
+            }
+        }
+        Pattern::MixedLifetimeFactory if flag(f, "made_by_library") == Some(true) => {
+            "Keep these results only as long as each caller needs them: some callers hold them far longer than others."
+                .into()
+        }
+        Pattern::NeverUsedObjects | Pattern::EagerCreation | Pattern::ResultObjectPerCall if !simple.is_empty() => {
+            let fix = pattern.entry().fix;
+            match pattern {
+                Pattern::NeverUsedObjects => format!("Stop creating these {simple} objects: nothing ever reads them."),
+                Pattern::EagerCreation => {
+                    format!("Create {simple} objects only when needed: most of them are never used.")
+                }
+                _ => fix.to_string(),
+            }
+        }
+        _ => pattern.entry().fix.to_string(),
+    }
+}
+
+fn text<'f>(f: &'f Finding, key: &str) -> &'f str {
+    f.evidence.get(key).and_then(|v| v.as_str()).unwrap_or("")
+}
+
+fn num(f: &Finding, key: &str) -> u64 {
+    f.evidence.get(key).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.max(0.0) as u64))).unwrap_or(0)
+}
+
+fn flag(f: &Finding, key: &str) -> Option<bool> {
+    f.evidence.get(key).and_then(|v| v.as_bool())
+}

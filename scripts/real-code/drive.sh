@@ -12,7 +12,8 @@
 #   program.txt      what the program printed under Bloatlens
 #   java.txt         what it printed under plain `java` (same entry point, same arguments), and
 #   compare.txt      whether the two agree, with the wall times of both.
-# BLOATLENS (default: target/release/bloatlens of this checkout) names the CLI.
+# BLOATLENS (default: target/release/bloatlens of this checkout) names the CLI; MVN the Maven that runs the
+# tests under java (as for layout.sh).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -48,13 +49,13 @@ while IFS=$'\t' read -r name ghrepo commit module mode entry args; do
     # the project's own JUnit tests: under java through Maven's Surefire (online the first time, for
     # Surefire's JUnit provider), under Bloatlens with --test (offline: the project's Maven repository)
     start=$(date +%s%N)
-    (cd "$tree/$module" && mvn -q -B -Dtest="$entry" -Dsurefire.failIfNoSpecifiedTests=false \
+    (cd "$tree/$module" && "${MVN:-mvn}" -q -B -Dtest="$entry" -Dsurefire.failIfNoSpecifiedTests=false \
        -Djacoco.skip=true -Drat.skip=true -Dcheckstyle.skip=true -Denforcer.skip=true -Danimal.sniffer.skip=true \
        -Dspotbugs.skip=true -Dpmd.skip=true -Djapicmp.skip=true test) > "$out/java.txt" 2>&1; java_rc=$?
     java_ms=$(( ($(date +%s%N) - start) / 1000000 ))
     start=$(date +%s%N)
     (cd "$tree/$module" && "$bloatlens" profile --format json --output "$out/report.json" \
-       --program-output "$out/program.txt" --test "$entry") 2> "$out/bloatlens.stderr"; vm_rc=$?
+       --program-output "$out/program.txt" ${MVN:+--mvn "$MVN"} --test "$entry") 2> "$out/bloatlens.stderr"; vm_rc=$?
     vm_ms=$(( ($(date +%s%N) - start) / 1000000 ))
   fi
   {

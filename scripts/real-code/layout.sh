@@ -12,7 +12,7 @@
 # DEST: where the work trees go (outside this repository), DEST/<name>.
 # Each project is built with `mvn -q -DskipTests install` (its module and what it needs), and the
 # module's runtime class path is written to DEST/<name>/.realcode-classpath for the drivers.
-# With MVN_OFFLINE=1 Maven runs with -o (a warm ~/.m2).
+# With MVN_OFFLINE=1 Maven runs with -o (a warm ~/.m2); MVN=path names the Maven to use.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mirrors=${1:?usage: layout.sh MIRRORS DEST [NAME...]}
@@ -26,6 +26,8 @@ mvn_flags=(-q -B -DskipTests -Dmaven.javadoc.skip=true -Drat.skip=true -Djacoco.
   -Dcyclonedx.skip=true -Dspotless.check.skip=true -Dspotless.apply.skip=true -Dmoditect.skip=true
 -Dmaven.compiler.failOnWarning=false -Dlicense.skip=true -Derrorprone.skip=true)
 [ "${MVN_OFFLINE:-0}" = 1 ] && mvn_flags+=(-o)
+# MVN names another Maven (the Apache Commons parent pom needs Maven 3.9 or later)
+mvn=${MVN:-mvn}
 
 find_mirror() { # owner/name
   local owner=${1%%/*} name=${1#*/}
@@ -64,11 +66,11 @@ while IFS=$'\t' read -r name repo commit module mode entry args; do
   # a project that JDK 17 cannot build as it is gets a small fix-up of its build files (fixups/<name>.sh,
   # run in the work tree; never its sources)
   [ -f "$here/fixups/$name.sh" ] && (cd "$tree" && bash "$here/fixups/$name.sh")
-  extra=()
+
   pl=()
   [ "$module" != . ] && pl=(-pl "$module" -am)
-  (cd "$tree" && mvn "${mvn_flags[@]}" "${extra[@]}" "${pl[@]}" install)
-  (cd "$tree/$module" && mvn "${mvn_flags[@]}" "${extra[@]}" dependency:build-classpath \
+  (cd "$tree" && "$mvn" "${mvn_flags[@]}" "${pl[@]}" install)
+  (cd "$tree/$module" && "$mvn" "${mvn_flags[@]}" dependency:build-classpath \
      -Dmdep.includeScope=runtime -Dmdep.outputFile="$tree/.realcode-classpath" >/dev/null)
   echo "   built; class path in $tree/.realcode-classpath"
   laid_out[$repo@$commit]=$tree

@@ -7,7 +7,8 @@
 #
 # DRIVER_SRC=path names a changed copy of the driver (a fix in the driving code).
 # FIXED_SOURCE: a changed copy of one of the module's sources (outside the project's tree). Prints the
-# median wall time and bytes allocated per run (Measure.java: WARM warm-up runs, then REPS runs).
+# median wall time, main-thread CPU time and bytes allocated per run (Measure.java: WARM warm-up runs,
+# default 5, then REPS runs, default 30).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 projects=$1; name=$2; shift 2
@@ -20,4 +21,4 @@ cp=$tree/$module/target/classes:$(cat "$tree/.realcode-classpath")
 mkdir -p "$work/overlay" "$work/driver"
 if [ $# -gt 0 ]; then javac -nowarn -d "$work/overlay" -cp "$cp" "$@"; fi
 javac -d "$work/driver" -cp "$cp" "${DRIVER_SRC:-$here/drivers/$entry.java}" "$here/measure/Measure.java"
-java -cp "$work/overlay:$work/driver:$cp" Measure "${WARM:-5}" "${REPS:-15}" "$entry" "${argv[@]}"
+java -cp "$work/overlay:$work/driver:$cp" Measure "${WARM:-5}" "${REPS:-30}" "$entry" "${argv[@]}"

@@ -72,6 +72,8 @@ while IFS=$'\t' read -r name repo commit module mode entry args; do
   pl=()
   [ "$module" != . ] && pl=(-pl "$module" -am)
   (cd "$tree" && "$mvn" "${mvn_flags[@]}" "${pl[@]}" install)
+  # `bloatlens profile --test` asks Maven, offline, for the whole reactor: every module's dependencies
+  if [ "$mode" = test ]; then (cd "$tree" && "$mvn" "${mvn_flags[@]}" dependency:resolve >/dev/null); fi
   (cd "$tree/$module" && "$mvn" "${mvn_flags[@]}" dependency:build-classpath \
      -Dmdep.includeScope=runtime -Dmdep.outputFile="$tree/.realcode-classpath" >/dev/null)
   echo "   built; class path in $tree/.realcode-classpath"

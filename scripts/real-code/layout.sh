@@ -46,7 +46,9 @@ while IFS=$'\t' read -r name repo commit module mode entry args; do
   tree=$dest/$name
   # a second row for the same project and commit (another test class) shares the first row's tree
   if [ -n "${laid_out[$repo@$commit]:-}" ] && [ "${laid_out[$repo@$commit]}" != "$tree" ]; then
-    rm -rf "$tree"; ln -s "${laid_out[$repo@$commit]}" "$tree"; echo "== $name: shares ${laid_out[$repo@$commit]}"; continue
+    rm -rf "$tree"; ln -s "${laid_out[$repo@$commit]}" "$tree"; echo "== $name: shares ${laid_out[$repo@$commit]}"
+    if [ "$mode" = test ]; then (cd "$tree" && "$mvn" "${mvn_flags[@]}" dependency:resolve >/dev/null); fi
+    continue
   fi
   git_dir=$(find_mirror "$repo")
   echo "== $name ($repo @ ${commit:0:12}) → $tree"

@@ -32,6 +32,7 @@ while IFS=$'\t' read -r name ghrepo commit module mode entry args; do
   echo "== $name ($mode $entry $args)"
   # "@/x" in args is a path in the project's work tree
   read -r -a argv <<< "${args//@\//$tree/}"
+  rm -f "$out/report.json" "$out/report.txt"
   if [ "$mode" = driver ]; then
     classes=$out/driver-classes
     rm -rf "$classes"; mkdir -p "$classes"

@@ -230,6 +230,10 @@ impl Tracker for BottleneckTracker {
         self.cct.exit();
     }
 
+    fn on_gc(&mut self, _: u64, _: u64) {
+        self.fingerprints.collected();
+    }
+
     fn on_alloc(&mut self, _: &Context, a: &Alloc) {
         self.top().bytes += a.bytes as u64;
         self.loaded.set(a.dst, false);

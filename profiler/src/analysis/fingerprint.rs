@@ -37,6 +37,9 @@ enum Plan {
 pub struct Fingerprints {
     /// Per class id, once seen.
     plans: Vec<Option<Arc<Plan>>>,
+    /// Strings' fingerprints by handle (a string never changes; a handle is reused only after a
+    /// collection, which empties this).
+    strings: rustc_hash::FxHashMap<Ref, u64>,
 }
 
 fn mix(h: u64, v: u64) -> u64 {
@@ -71,6 +74,11 @@ impl Fingerprints {
         h
     }
 
+    /// A collection ran: handles may now name other objects.
+    pub fn collected(&mut self) {
+        self.strings.clear();
+    }
+
     /// An object's fingerprint, reading `depth` levels of objects by content.
     fn object(&mut self, args: &Arguments, obj: Ref, depth: u32, budget: &mut usize) -> u64 {
         if obj == 0 {
@@ -91,11 +99,15 @@ impl Fingerprints {
         let mut h = mix(NULL, class as u64);
         match (&o.data, &*plan) {
             (ObjData::Fields(f), Plan::String { value, coder }) => {
+                if let Some(&known) = self.strings.get(&obj) {
+                    return known;
+                }
                 let (value, coder) = (f[*value as usize] as Ref, f[*coder as usize]);
                 h = mix(h, coder);
                 if args.heap.is_live(value) {
                     h = mix(h, array(&args.heap.get(value).data, budget, |_, _| 0));
                 }
+                self.strings.insert(obj, h);
             }
             (ObjData::Fields(f), Plan::Fields(slots)) => {
                 for &(s, is_ref) in slots {

@@ -41,6 +41,8 @@ fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
     let mut run = RunConfig::new(out.path().display().to_string(), "Main");
     run.args = args.split_whitespace().map(String::from).collect();
     run.capture = true;
+    // The program's sources, as the CLI and the editor give them (findings are placed on their lines).
+    run.source_roots = vec![dir.to_path_buf()];
     let config = ProfileConfig { run, analyses: Analyses::default(), settings };
     let (_, report) = profile(&config).map_err(|e| e.to_string())?;
     Ok(report)
@@ -346,6 +348,59 @@ fn state_moves_are_not_copies() -> Result<(), Failed> {
     }
 }
 
+/// A fixture's own marks (`// expect:` and `// clean`, as in the scored corpus) hold: every
+/// expected finding is shown on its line, no finding on a clean line.
+fn marks_hold(name: &str) -> Result<Report, Failed> {
+    let dir = fixtures().join(name);
+    let marks = corpus::annotations(&dir)?;
+    let report = profile_dir(&dir, Settings::default())?;
+    let s = corpus::score(name, &report, &marks);
+    let on_clean: usize = s.on_clean.values().sum();
+    if !s.missed.is_empty() || on_clean > 0 {
+        let shown: Vec<String> = report
+            .findings
+            .iter()
+            .filter(|f| f.hidden.is_none())
+            .map(|f| format!("{} {}: {}", f.kind, f.location.short(), f.message))
+            .collect();
+        return Err(format!(
+            "{name}: missed {:?}, {on_clean} findings on clean lines; findings:\n{}",
+            s.missed,
+            shown.join("\n")
+        )
+        .into());
+    }
+    Ok(report)
+}
+
+/// An allocation's findings are on the line of its `new`, also where javac's line table puts the
+/// `new` on an earlier line (after a `return`, in a call's arguments split over lines).
+fn allocations_on_their_new_lines() -> Result<(), Failed> {
+    marks_hold("split_allocation").map(|_| ())
+}
+
+/// Arguments compared by value: a parser called again and again with one scanner object at a new
+/// position each time repeats nothing; the same method called with new but equal strings or
+/// lists does.
+fn equal_arguments_are_equal_values() -> Result<(), Failed> {
+    let report = marks_hold("parser_scanner")?;
+    let repeated: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.kind == "bottleneck" && f.evidence.get("repeated").is_some_and(|r| !r.is_null()))
+        .map(|f| format!("{}: {}", f.location.short(), f.message))
+        .collect();
+    if !repeated.is_empty() {
+        return Err(format!("the parser's calls reported as repeated work:\n{}", repeated.join("\n")).into());
+    }
+    let report = marks_hold("equal_arguments")?;
+    for line in [29, 35] {
+        let b = find(&report, "bottleneck", |f| f.location.line == Some(line))?;
+        assert_eq!(b.evidence["repeated"], "same arguments", "line {line}: {}", b.message);
+    }
+    Ok(())
+}
+
 /// Regression guards, set just below what the scorer measured (the targets are in docs/benchmarks.md).
 #[derive(Debug)]
 struct Floor {
@@ -376,5 +431,7 @@ fn main() {
     trials.push(Trial::test("copies/state_moves_are_not_copies", state_moves_are_not_copies));
     trials.push(Trial::test("paper/figure_11_costs", figure_11_costs));
     trials.push(Trial::test("paper/repeated_check_bottleneck", repeated_check_bottleneck));
+    trials.push(Trial::test("locations/allocations_on_their_new_lines", allocations_on_their_new_lines));
+    trials.push(Trial::test("bottleneck/equal_arguments_are_equal_values", equal_arguments_are_equal_values));
     libtest_mimic::run(&args, trials).exit();
 }

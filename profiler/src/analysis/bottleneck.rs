@@ -22,7 +22,7 @@ use crate::classfile::access;
 use crate::report::{Comparison, Finding, Kind, Location, SequenceChange, Settings};
 use crate::vm::class::{Class, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{is_user_method, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_method, Alloc, Arguments, Bulk, Context, HeapLoc, Site, Tracker, Value};
 
 /// Base costs of one calling context.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +32,8 @@ struct Cost {
     copies: u64,
     /// Calls into the context (not summed into a cum: only its call site's count is read).
     calls: u64,
+    /// Of those, recursive calls folded into it (made from below it, not from its caller).
+    reentries: u64,
 }
 
 impl Cost {
@@ -59,6 +61,8 @@ pub struct BottleneckTracker {
     user_label: Vec<bool>,
     /// Per CCT node: the distinct arguments it was called with (to tell repeated work).
     arguments: Vec<ArgumentSets>,
+    /// Argument lists by value, for calls from the program's code.
+    fingerprints: super::fingerprint::Fingerprints,
     /// Per thread, per frame: its receiver and CCT node (to see a call change its receiver).
     receivers: Vec<Vec<(Ref, u32)>>,
     thread: usize,
@@ -70,8 +74,9 @@ pub struct BottleneckTracker {
     pub site_calls: crate::triage::SiteCalls,
 }
 
-/// The distinct argument lists (receiver, primitives by value, references by identity) a calling
-/// context was called with, up to [`ArgumentSets::MAX`]; past it, only that they varied.
+/// The distinct argument lists (receiver, primitives and objects by value: see
+/// [`super::fingerprint`]) a calling context was called with from the program's code, up to
+/// [`ArgumentSets::MAX`]; past it, only that they varied.
 #[derive(Default)]
 struct ArgumentSets {
     seen: Vec<u64>,
@@ -96,18 +101,24 @@ impl Repeated {
 impl ArgumentSets {
     const MAX: usize = 16;
 
+    /// The first argument slot of a call (by identity: the object a loop goes over again).
     #[inline]
-    fn see(&mut self, args: &[u64]) {
+    fn see_first(&mut self, args: &[u64]) {
         let first = args.first().copied().unwrap_or(0);
         match self.same_first {
             None => self.same_first = Some(first),
             Some(f) if f != first => self.same_first = Some(0),
             Some(_) => {}
         }
-        if self.varied {
-            return;
-        }
-        let h = args.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &a| (h ^ a).wrapping_mul(0x0100_0000_01b3));
+    }
+
+    /// Whether another argument list can still tell anything (few seen, the receiver unchanged).
+    fn counting(&self) -> bool {
+        !self.varied && !self.changes_receiver
+    }
+
+    /// A call's argument list, as its fingerprint.
+    fn see(&mut self, h: u64) {
         if !self.seen.contains(&h) {
             if self.seen.len() == Self::MAX {
                 self.varied = true;
@@ -145,6 +156,7 @@ impl BottleneckTracker {
             cum_instructions: Vec::new(),
             regex_instructions: Vec::new(),
             arguments: Vec::new(),
+            fingerprints: Default::default(),
             receivers: vec![Vec::new()],
             thread: 0,
             site_calls: Default::default(),
@@ -192,13 +204,23 @@ impl Tracker for BottleneckTracker {
         self.thread = thread;
     }
 
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {
         let node = self.cct.enter(site, callee, depth) as usize;
-        self.top().calls += 1;
+        let reentered = self.cct.reentered;
+        let cost = self.top();
+        cost.calls += 1;
+        cost.reentries += u64::from(reentered);
         if node >= self.arguments.len() {
             self.arguments.resize_with(node + 1, ArgumentSets::default);
         }
-        self.arguments[node].see(args);
+        let a = &mut self.arguments[node];
+        a.see_first(args.slots);
+        // Only calls made from the program's code (or glue it calls through) can be reported as
+        // repeated work: only theirs are compared.
+        if a.counting() && from_program(args, site) {
+            let h = self.fingerprints.argument_list(args, callee);
+            self.arguments[node].see(h);
+        }
         let receivers = &mut self.receivers[self.thread];
         receivers.truncate(depth.saturating_sub(1));
         receivers.push((this, node as u32));
@@ -206,6 +228,10 @@ impl Tracker for BottleneckTracker {
 
     fn on_return(&mut self, _: MethodId) {
         self.cct.exit();
+    }
+
+    fn on_gc(&mut self, _: u64, _: u64) {
+        self.fingerprints.collected();
     }
 
     fn on_alloc(&mut self, _: &Context, a: &Alloc) {
@@ -280,6 +306,13 @@ fn label(methods: &[Method], classes: &[Class], m: MethodId) -> String {
     format!("{}.{}{}", classes[method.class as usize].java_name(), method.name, method.descriptor)
 }
 
+/// Whether a call site is in the program's code or in code generated for it (a lambda's proxy),
+/// not in a library.
+fn from_program(args: &Arguments, site: Site) -> bool {
+    let class = &args.classes[args.methods[site.method as usize].class as usize];
+    class.user || class.hidden || class.origin == crate::classpath::Origin::Generated
+}
+
 /// `Pattern`'s constructor: compiling a regular expression (what `String.replaceAll`, `split` with
 /// a pattern, `matches` do on every call).
 fn is_pattern_compile(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
@@ -345,6 +378,7 @@ impl BottleneckTracker {
             bytes: cum[ROOT as usize].bytes - self.cost[ROOT as usize].bytes,
             copies: cum[ROOT as usize].copies - self.cost[ROOT as usize].copies,
             calls: 0,
+            reentries: 0,
         };
         let tiny = |c: &Cost| {
             c.instructions * 10_000 < total.instructions.max(1)
@@ -604,7 +638,9 @@ impl BottleneckTracker {
         if !is_user_method(methods, classes, self.cct.nodes[caller as usize].method) {
             return None;
         }
-        let repeat = calls(callee) / calls(caller);
+        // Calls its caller made: a recursive callee's calls from below it are no loop of the caller.
+        let direct = self.cost.get(callee as usize).map_or(0, |x| x.calls - x.reentries).max(1);
+        let repeat = direct / calls(caller);
         let cum = self.cum_instructions.get(callee as usize).copied().unwrap_or(0);
         let regex = self.regex_instructions.get(callee as usize).copied().unwrap_or(0);
         // A fifth or more of the call spent compiling its pattern: precompiling saves that part.
@@ -614,7 +650,7 @@ impl BottleneckTracker {
         let per_call = cum / calls(callee);
         let arguments = self.arguments.get(callee as usize);
         let same_subject = arguments.is_some_and(ArgumentSets::same_subject);
-        if repeat >= MIN_REPEAT && per_call >= WORK_PER_REPEAT * repeat && same_subject {
+        if repeat >= MIN_REPEAT && per_call >= (WORK_PER_REPEAT * repeat).max(MIN_SCAN) && same_subject {
             return Some(Repeated::Scan { repeat, per_call });
         }
         let distinct = arguments.and_then(ArgumentSets::distinct)?;
@@ -627,6 +663,8 @@ impl BottleneckTracker {
 const MIN_REPEAT: u64 = 2;
 /// Instructions per call, per repetition, of work that rescans what the loop goes over.
 const WORK_PER_REPEAT: u64 = 10;
+/// Instructions per call below which a call scans nothing (a `String.charAt`, a getter).
+const MIN_SCAN: u64 = 100;
 /// Calls per distinct argument list that make a call repeated work.
 const SAME_ARGUMENTS: u64 = 8;
 

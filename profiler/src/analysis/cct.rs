@@ -25,6 +25,8 @@ pub struct Cct {
     current: usize,
     /// How many open frames (of all threads) each method has.
     on_path: Vec<u32>,
+    /// Whether the last [`Cct::enter`] re-entered a node on the path (a recursive call).
+    pub reentered: bool,
 }
 
 impl Default for Cct {
@@ -35,6 +37,7 @@ impl Default for Cct {
             stacks: vec![Vec::new()],
             current: 0,
             on_path: Vec::new(),
+            reentered: false,
         }
     }
 }
@@ -68,11 +71,13 @@ impl Cct {
         // Recursion folds onto the callee's frame already on the path, so that the tree stays as
         // large as the program's distinct non-recursive paths (a recursive fib would otherwise
         // grow a node per call).
+        self.reentered = false;
         if self.on_path[m] > 0 {
             let stack = &self.stacks[self.current];
             if let Some(&again) = stack.iter().rev().find(|&&n| self.nodes[n as usize].method == callee) {
                 self.on_path[m] += 1;
                 self.stacks[self.current].push(again);
+                self.reentered = true;
                 return again;
             }
         }

@@ -270,7 +270,7 @@ impl Tracker for CopyTracker {
         self.count_copies(site.method, len as u64);
     }
 
-    fn on_call(&mut self, _: Site, callee: MethodId, depth: usize, _: Ref, _: &[u64]) {
+    fn on_call(&mut self, _: Site, callee: MethodId, depth: usize, _: Ref, _: &crate::vm::tracker::Arguments) {
         let (cur, m) = (self.cur, callee as usize);
         // Frames discarded by a fatal error never returned: forget them.
         while self.frames[cur].len() >= depth.max(1) {

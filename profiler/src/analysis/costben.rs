@@ -481,7 +481,7 @@ impl Tracker for CostBenefitTracker {
         self.refresh_ctx();
     }
 
-    fn on_call(&mut self, _: Site, _: MethodId, depth: usize, this: Ref, _: &[u64]) {
+    fn on_call(&mut self, _: Site, _: MethodId, depth: usize, this: Ref, _: &crate::vm::tracker::Arguments) {
         let receiver = self.object(this);
         let id = match self.alloc_id.get(receiver as usize) {
             Some(&id) if receiver != 0 => Some(id),

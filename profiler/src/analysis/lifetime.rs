@@ -123,7 +123,14 @@ impl Tracker for LifetimeTracker {
         self.cct.switch_to(thread);
     }
 
-    fn on_call(&mut self, site: Site, callee: crate::vm::class::MethodId, depth: usize, _: Ref, _: &[u64]) {
+    fn on_call(
+        &mut self,
+        site: Site,
+        callee: crate::vm::class::MethodId,
+        depth: usize,
+        _: Ref,
+        _: &crate::vm::tracker::Arguments,
+    ) {
         self.cct.enter(site, callee, depth);
     }
 

@@ -8,11 +8,13 @@
 //! - [`refprop`]: reference propagation — NATH, mostly-NATH, never- and rarely-used sites,
 //!   write-read imbalance.
 
+pub mod allocation_line;
 pub mod bottleneck;
 pub mod calltree;
 pub mod cct;
 pub mod copy;
 pub mod costben;
+pub mod fingerprint;
 pub mod lifetime;
 pub mod objects;
 pub mod refprop;

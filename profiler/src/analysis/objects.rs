@@ -129,15 +129,45 @@ pub fn locate(methods: &[Method], classes: &[Class], site: Site) -> Location {
         Some(slash) => format!("{}/{name}", &class.name[..slash]),
         None => name.to_string(),
     });
+    // An allocation is on the line of its `new` expression, which the line table may not give.
+    let line = match (method.raw.as_ref(), class.file.as_ref()) {
+        (Some(code), Some(cf)) if code.bytecode.get(bci as usize) == Some(&0xbb) => {
+            let source = class.source.as_deref().and_then(source_text);
+            super::allocation_line::allocation_line(code, &cf.constant_pool, bci, source.as_deref())
+        }
+        _ => method.line_of(bci),
+    };
     Location {
         file,
-        line: method.line_of(bci).map(u32::from),
+        line: line.map(u32::from),
         class: class.java_name(),
         method: method.name.to_string(),
         descriptor: method.descriptor.to_string(),
         bci: bci as u32,
         expression: super::words::expression_at(method, class, bci as u32),
     }
+}
+
+/// A source file's text, read once per version of the file (a long-lived server profiles again
+/// after edits).
+fn source_text(path: &std::path::Path) -> Option<std::rc::Rc<str>> {
+    type Cache = FxHashMap<std::path::PathBuf, (Option<std::time::SystemTime>, u64, std::rc::Rc<str>)>;
+    thread_local! {
+        static SOURCES: std::cell::RefCell<Cache> = Default::default();
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    let version = (meta.modified().ok(), meta.len());
+    SOURCES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some((modified, len, text)) = cache.get(path) {
+            if (*modified, *len) == version {
+                return Some(text.clone());
+            }
+        }
+        let text: std::rc::Rc<str> = std::fs::read_to_string(path).ok()?.into();
+        cache.insert(path.to_path_buf(), (version.0, version.1, text.clone()));
+        Some(text)
+    })
 }
 
 /// The Java name of a class: `java.lang.String`, `int[]`, `java.util.HashMap$Node[]`.

@@ -189,7 +189,7 @@ impl Tracker for RefPropTracker {
         }
     }
 
-    fn on_call(&mut self, site: Site, callee: MethodId, _: usize, this: Ref, _: &[u64]) {
+    fn on_call(&mut self, site: Site, callee: MethodId, _: usize, this: Ref, _: &crate::vm::tracker::Arguments) {
         if this == 0 {
             return;
         }

@@ -55,6 +55,25 @@ pub fn is_user_code(origin: &Origin, class_name: &str, source_file: Option<&str>
     source_roots.iter().any(|root| root.join(package).join(file).is_file())
 }
 
+/// Where a user class's source file is: `package/SourceFile` under one of `source_roots`, or with
+/// no source roots, next to the class in its class path directory (a program compiled in place).
+/// `None` for libraries and where the file is not found.
+pub fn source_path(
+    origin: &Origin,
+    class_name: &str,
+    source_file: Option<&str>,
+    source_roots: &[PathBuf],
+) -> Option<PathBuf> {
+    let Origin::ClassPath(dir) = origin else { return None };
+    let file = source_file?;
+    let package = class_name.rsplit_once('/').map_or("", |(p, _)| p);
+    let at = |root: &Path| Some(root.join(package).join(file)).filter(|p| p.is_file());
+    if source_roots.is_empty() {
+        return at(dir);
+    }
+    source_roots.iter().find_map(|r| at(r))
+}
+
 /// Why a class path entry cannot hold classes (it does not exist, or is a file that is not a jar),
 /// for the message when the main class is not found: the JDK's loader skips such entries silently.
 pub fn check_entry(path: &Path) -> Result<(), ClassPathError> {

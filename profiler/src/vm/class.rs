@@ -135,6 +135,8 @@ pub struct Class {
     pub interfaces: Vec<ClassId>,
     pub file: Option<Rc<ClassFile>>,
     pub origin: Origin,
+    /// The user class's source file on disk, when found (for placing findings on the source's lines).
+    pub source: Option<std::sync::Arc<std::path::Path>>,
     /// The defining class loader (0: the boot loader). Symbolic references of this class are
     /// resolved through it.
     pub loader: Ref,

@@ -8,7 +8,7 @@ use super::class::{ClassKind, Elem, MethodId};
 use super::decode::Code;
 use super::heap::{ObjData, Ref};
 use super::ops::{Cond, Op};
-use super::tracker::Site;
+use super::tracker::{Arguments, Site};
 use super::{Fault, Frame, JThread, Tracker, Vm, VmError, VmResult};
 use std::rc::Rc;
 
@@ -180,9 +180,10 @@ impl<T: Tracker> Vm<T> {
         if self.observed() {
             self.tracker.on_thread(self.current);
             // Arguments only for trackers that follow values (the plain run reads nothing).
-            let args: &[u64] =
+            let slots: &[u64] =
                 if T::FLOW { &t.stack[locals..locals + self.methods[m as usize].arg_slots as usize] } else { &[] };
-            self.tracker.on_call(site, m, t.frames.len(), this, args);
+            let args = Arguments { slots, heap: &self.heap, methods: &self.methods, classes: &self.classes };
+            self.tracker.on_call(site, m, t.frames.len(), this, &args);
         }
         Ok(())
     }

@@ -7,7 +7,7 @@ use super::heap::{ObjData, Ref};
 use super::{Fault, JThread, Tracker, Vm, VmError, VmResult};
 use crate::classfile::descriptor::MethodDescriptor;
 use crate::classfile::{self, access, Constant};
-use crate::classpath::{is_user_code, Origin};
+use crate::classpath::{is_user_code, source_path, Origin};
 use std::cell::{Cell, OnceCell};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -233,6 +233,11 @@ impl<T: Tracker> Vm<T> {
         supertypes.dedup();
         let cp_len = file.constant_pool.len();
         let user = is_user_code(&origin, name, file.source_file.as_deref(), &self.opts.source_roots);
+        let source = if user {
+            source_path(&origin, name, file.source_file.as_deref(), &self.opts.source_roots).map(std::sync::Arc::from)
+        } else {
+            None
+        };
         self.classes.push(Class {
             id,
             name: Arc::from(name),
@@ -242,6 +247,7 @@ impl<T: Tracker> Vm<T> {
             interfaces,
             file: Some(Rc::new(file)),
             origin,
+            source,
             user,
             loader,
             protection_domain: 0,
@@ -406,6 +412,7 @@ impl<T: Tracker> Vm<T> {
             interfaces: vec![cloneable, serializable],
             file: None,
             origin: self.classes[component as usize].origin.clone(),
+            source: None,
             user: self.classes[component as usize].user,
             loader,
             protection_domain: 0,
@@ -441,6 +448,7 @@ impl<T: Tracker> Vm<T> {
                 interfaces: Vec::new(),
                 file: None,
                 origin: Origin::Module("java.base".into()),
+                source: None,
                 user: false,
                 loader: 0,
                 protection_domain: 0,

@@ -14,7 +14,7 @@
 //! the user frame that led to it.
 
 use super::class::{Class, ClassId, Method, MethodId};
-use super::heap::Ref;
+use super::heap::{Heap, Ref};
 use super::Frame;
 
 /// A static instruction: a method and an op index in its decoded code.
@@ -102,6 +102,15 @@ pub enum RefPass {
     Return,
 }
 
+/// A call's argument slots (the receiver first; empty for trackers without `FLOW`) and, read-only,
+/// the heap they point into: a tracker may look at the argument objects as they are at the call.
+pub struct Arguments<'a> {
+    pub slots: &'a [u64],
+    pub heap: &'a Heap,
+    pub methods: &'a [Method],
+    pub classes: &'a [Class],
+}
+
 /// Read-only view of the running thread, for hooks that record where something happened.
 pub struct Context<'a> {
     pub frames: &'a [Frame],
@@ -173,11 +182,11 @@ pub trait Tracker: 'static {
     /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its
     /// thread (1 for the outermost); `this` is its receiver (0 for a static method, and for
     /// trackers without `FLOW`, so the plain run reads nothing for it); `args` its argument slots
-    /// (the receiver first). Trackers
+    /// (the receiver first) and the heap. Trackers
     /// that keep a stack of their own resynchronise on `depth`: frames a fatal error discards
     /// end without `on_return`.
     #[inline(always)]
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {}
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {}
     /// `callee`'s frame ended (returned or unwound by an exception).
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {}
@@ -266,7 +275,7 @@ macro_rules! tuple_tracker {
             fn on_thread(&mut self, thread: usize) {
                 $(self.$i.on_thread(thread);)+
             }
-            fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
+            fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {
                 $(self.$i.on_call(site, callee, depth, this, args);)+
             }
             fn on_return(&mut self, callee: MethodId) {
@@ -364,7 +373,7 @@ impl<T: Tracker> Tracker for Option<T> {
             t.on_thread(thread);
         }
     }
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &[u64]) {
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {
         if let Some(t) = self {
             t.on_call(site, callee, depth, this, args);
         }
@@ -465,7 +474,7 @@ impl Tracker for CountingTracker {
     fn on_bulk_copy(&mut self, _: Ref, _: usize, _: Ref, _: usize, len: usize, _: Bulk) {
         self.bulk_copied += len as u64;
     }
-    fn on_call(&mut self, _: Site, _: MethodId, _: usize, _: Ref, _: &[u64]) {
+    fn on_call(&mut self, _: Site, _: MethodId, _: usize, _: Ref, _: &Arguments) {
         self.calls += 1;
     }
     fn on_return(&mut self, _: MethodId) {

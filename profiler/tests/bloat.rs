@@ -387,7 +387,7 @@ fn equal_arguments_are_equal_values() -> Result<(), Failed> {
     let repeated: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| f.kind == "bottleneck" && f.evidence.get("repeated").is_some_and(|r| !r.is_null()))
+        .filter(|f| f.kind == Kind::Bottleneck && f.evidence.get("repeated").is_some_and(|r| !r.is_null()))
         .map(|f| format!("{}: {}", f.location.short(), f.message))
         .collect();
     if !repeated.is_empty() {

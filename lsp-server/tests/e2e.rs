@@ -71,7 +71,14 @@ fn save_publishes_findings_with_lenses_and_hovers() {
     );
     let hover = ed.response(id);
     let md = hover["contents"]["value"].as_str().unwrap();
-    assert!(md.contains("Bloatlens · NATH") && md.contains("| objects | 500 |"), "{md}");
+    // The pattern names the finding; the kind's glossary explains what the analysis saw.
+    assert!(md.contains("Bloatlens · A result or carrier object per call") && md.contains("| objects | 500 |"), "{md}");
+    assert!(md.contains("_NATH (never assigned to the heap)"), "{md}");
+    assert_eq!(nath["code"], "result-object-per-call");
+    assert!(
+        nath["codeDescription"]["href"].as_str().unwrap().ends_with("docs/patterns.md#result-object-per-call"),
+        "{nath}"
+    );
     // Advice first (the diagnostic above it says what was seen), the figures last under their
     // heading, no evidence keys.
     assert!(md.starts_with("**Use the values directly"), "{md}");
@@ -454,7 +461,10 @@ fn a_suppressed_finding_disappears_and_stays_suppressed() {
     );
     let actions = ed.response(id);
     let action = &actions[0];
-    assert!(action["title"].as_str().unwrap().starts_with("Suppress this Bloatlens finding (nath)"), "{action}");
+    assert!(
+        action["title"].as_str().unwrap().starts_with("Suppress this Bloatlens finding (result-object-per-call)"),
+        "{action}"
+    );
     let id = ed.request("workspace/executeCommand", action["command"].clone());
     let (_, published) = ed.response_and(id, "textDocument/publishDiagnostics", Value::Null);
     assert_eq!(published["uri"], u);

@@ -53,7 +53,10 @@ fn neovim_shows_findings_hovers_lenses_and_walks_a_chain() {
     assert_eq!(chain["source"], "bloatlens");
     assert_eq!(chain["line"], line_of("to[i] = c;"));
     let hover = seen["hover"].as_str().unwrap();
-    assert!(hover.starts_with("**Share ") && hover.contains("Bloatlens · copy chain"), "advice first: {seen:#}");
+    assert!(
+        hover.starts_with("**Share ") && hover.contains("Bloatlens · A defensive copy on every call"),
+        "advice first: {seen:#}"
+    );
     let lenses: Vec<&str> = seen["lenses"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
     assert!(lenses.contains(&"▶ Profile with Bloatlens"), "{lenses:?}");
     assert!(lenses.iter().any(|l| l.starts_with("Copy chain: ") && l.ends_with(" copied twice")), "{lenses:?}");

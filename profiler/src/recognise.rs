@@ -222,3 +222,98 @@ fn num(f: &Finding, key: &str) -> u64 {
 fn flag(f: &Finding, key: &str) -> Option<bool> {
     f.evidence.get(key).and_then(|v| v.as_bool())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Location;
+    use serde_json::json;
+
+    fn finding(kind: Kind, evidence: serde_json::Value) -> Finding {
+        let at = Location {
+            file: Some("Main.java".into()),
+            line: Some(3),
+            class: "Main".into(),
+            method: "run".into(),
+            descriptor: "()V".into(),
+            bci: 0,
+            expression: None,
+        };
+        let mut f = Finding::new(kind, 1.0, String::new(), at);
+        f.evidence = evidence.as_object().unwrap().clone();
+        f
+    }
+
+    fn of(kind: Kind, evidence: serde_json::Value) -> Option<Pattern> {
+        pattern(&finding(kind, evidence), LineFacts::default())
+    }
+
+    /// The program's state moving is no pattern: a list relinked, a single move of a value that
+    /// is then computed with. A copy into a box is boxing; through a map, an intermediate container.
+    #[test]
+    fn copies_are_patterns_only_with_evidence_of_waste() {
+        let chain = |path: &[&str], hops: u64, consumed: bool, via: bool| {
+            of(Kind::CopyChain, json!({"path": path, "hops": hops, "consumed": consumed, "via_container": via}))
+        };
+        assert_eq!(chain(&["Node.value (line 3)", "Node.next (line 4)"], 1, true, false), None);
+        assert_eq!(chain(&["LruCache elements (line 73)", "LinkedHashMap.tail (line 56)"], 1, true, true), None);
+        assert_eq!(chain(&["Parser.pos (line 3)", "Parser.mark (line 4)"], 1, true, false), None);
+        assert_eq!(
+            chain(&["Ledger.balance (line 10)", "Long.value (line 13)"], 1, true, true),
+            Some(Pattern::BoxingInLoop)
+        );
+        assert_eq!(
+            chain(&["Customer.name", "HashMap.Node.value (line 9)"], 1, true, true),
+            Some(Pattern::IntermediateContainer)
+        );
+        assert_eq!(chain(&["Entity.id", "Order.id", "Dto.id"], 2, true, false), Some(Pattern::LayeredCopy));
+        assert_eq!(chain(&["Order.id", "Audit.id"], 1, false, false), Some(Pattern::LayeredCopy), "never used");
+        assert_eq!(
+            chain(&["Item elements (line 5)", "Object[] elements (line 6)"], 1, true, true),
+            Some(Pattern::DefensiveCopyPerCall)
+        );
+    }
+
+    /// Kept to the end and growing is a leak only when the objects are never read back.
+    #[test]
+    fn a_leak_needs_objects_never_read_again() {
+        let kept = |leak: Option<bool>| {
+            let mut e = json!({"class": "immortal", "growing": true, "type": "Main$Entry"});
+            if let Some(l) = leak {
+                e["leak"] = json!(l);
+            }
+            of(Kind::Lifetime, e)
+        };
+        assert_eq!(kept(Some(true)), Some(Pattern::Leak));
+        assert_eq!(kept(None), None, "kept and read: the program's data");
+        assert_eq!(of(Kind::Lifetime, json!({"class": "long"})), None);
+    }
+
+    /// Temporaries are named by what they are; a call path only by what it repeats.
+    #[test]
+    fn temporaries_and_call_paths_by_their_evidence() {
+        let temp = |ty: &str| of(Kind::Nath, json!({"type": ty}));
+        assert_eq!(temp("java.lang.Integer"), Some(Pattern::BoxingInLoop));
+        assert_eq!(temp("java.lang.String"), Some(Pattern::TemporaryString));
+        assert_eq!(temp("java.util.stream.ReferencePipeline$3"), Some(Pattern::StreamPerCall));
+        assert_eq!(temp("com.acme.Main$MinMax"), Some(Pattern::ResultObjectPerCall));
+        assert_eq!(
+            of(Kind::Nath, json!({"type": "java.lang.String", "lookup_key": true})),
+            Some(Pattern::TemporaryLookupKey)
+        );
+        let path = |repeated: serde_json::Value, calls: &[&str]| {
+            of(Kind::Bottleneck, json!({"repeated": repeated, "calls": calls}))
+        };
+        assert_eq!(path(json!(null), &["Main.main()V"]), None, "the program's essential work");
+        assert_eq!(path(json!("same arguments"), &["Main.main()V", "Main.rate()D"]), Some(Pattern::RepeatedCall));
+        assert_eq!(
+            path(json!("scan per iteration"), &["Main.main()V", "java.util.ArrayList.contains(Ljava/lang/Object;)Z"]),
+            Some(Pattern::QuadraticScan)
+        );
+        assert_eq!(path(json!("regex compiled per call"), &["Main.main()V"]), Some(Pattern::RegexPerCall));
+        assert_eq!(
+            path(json!("same arguments"), &["Main.main()V", "java.time.format.DateTimeFormatter.ofPattern(Ljava/lang/String;)Ljava/time/format/DateTimeFormatter;"]),
+            Some(Pattern::PreparedFormPerItem)
+        );
+    }
+}

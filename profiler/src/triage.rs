@@ -244,18 +244,28 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     out
 }
 
+/// Patterns that, on one line, are part of another's problem: objects that pile up unread are one
+/// leak, whatever else says they are unread; a string built for a message nobody uses is also the
+/// temporary string and the never-used objects of its line.
+const PART_OF: [(Pattern, Pattern); 4] = [
+    (Pattern::WrittenNeverRead, Pattern::Leak),
+    (Pattern::NeverUsedObjects, Pattern::Leak),
+    (Pattern::TemporaryString, Pattern::UnusedMessageString),
+    (Pattern::NeverUsedObjects, Pattern::UnusedMessageString),
+];
+
 /// One finding per problem: shown findings of one pattern on one line are the same objects or the
 /// same work seen by two analyses (NATH and a short lifetime, a never-used site and its imbalance),
-/// and objects that pile up unread are one leak, whatever else says they are unread. The largest
-/// share leads (a leak always); the others go into its `also`, their share not added.
+/// and a pattern that is part of another's problem on its line ([`PART_OF`]) joins it. The largest
+/// share leads (the including pattern always); the others go into its `also`, their share not added.
 fn one_per_problem(findings: Vec<Finding>) -> Vec<Finding> {
     let at = |f: &Finding| (f.location.file.clone(), f.location.line);
-    let leaks: std::collections::HashSet<_> =
-        findings.iter().filter(|f| f.hidden.is_none() && f.pattern == Some(Pattern::Leak)).map(at).collect();
+    let present: std::collections::HashSet<_> =
+        findings.iter().filter(|f| f.hidden.is_none()).filter_map(|f| Some((f.pattern?, at(f)))).collect();
     let problem = |f: &Finding| -> Option<Pattern> {
         let p = f.pattern.filter(|_| f.hidden.is_none())?;
-        let unread = matches!(p, Pattern::WrittenNeverRead | Pattern::NeverUsedObjects);
-        Some(if unread && leaks.contains(&at(f)) { Pattern::Leak } else { p })
+        let whole = PART_OF.iter().find(|(part, whole)| *part == p && present.contains(&(*whole, at(f))));
+        Some(whole.map_or(p, |(_, whole)| *whole))
     };
     let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
     let mut index: HashMap<(Pattern, Option<String>, Option<u32>), usize> = HashMap::new();

@@ -194,14 +194,15 @@ try {
 
   const mainUri = state.editor.uri;
   const diags = state.diagnostics.find((d) => d.uri === mainUri)?.diagnostics ?? [];
-  const chain = diags.find((d) => d.code === "copy-chain");
-  check(chain && chain.source === "bloatlens" && chain.line === lineOf("to[i] = c;"), "a copy-chain diagnostic on `to[i] = c;`");
+  // The diagnostic's code is the finding's pattern (docs/patterns.md).
+  const chain = diags.find((d) => d.code === "defensive-copy-per-call");
+  check(chain && chain.source === "bloatlens" && chain.line === lineOf("to[i] = c;"), "a copy-chain diagnostic on `to[i] = c;`, named by its pattern");
   check(chain.related.length >= 2 && chain.related.every((r) => r.uri === mainUri), "the chain's hops are related locations");
   check(chain.related.some((r) => /^hop 1 of 2/.test(r.message)), "related locations name the hops");
   check(state.lenses.some((l) => l.title === "▶ Profile with Bloatlens" && l.line === lineOf("public static void main")), "a ▶ Profile lens on main");
   check(state.lenses.some((l) => l.line === chain.line && /copy/i.test(l.title ?? "")), "a lens on the chain");
   const hover = state.hovers.find((h) => h.line === chain.line);
-  check(hover && hover.text.includes("Bloatlens · copy chain"), "a hover on the chain");
+  check(hover && hover.text.includes("Bloatlens · A defensive copy on every call"), "a hover on the chain");
   check(/^\*\*[A-Z]/.test(hover.text) && hover.text.indexOf("Details") > hover.text.indexOf("Bloatlens · "), "the hover leads with the advice");
   check(!hover.text.includes(chain.message.split("\n")[0]), "the hover does not repeat the diagnostic's message");
   check(!/\(L[\w/$]+;|null|graph_nodes/.test(hover.text), "no descriptors, nulls or evidence keys in the hover");

@@ -410,7 +410,9 @@ fn parse_list(text: &str) -> Vec<Resolved> {
             let line = line.trim();
             let at = line.find(":/")?;
             let (coords, path) = (&line[..at], &line[at + 1..]);
+            // Newer plugins mark an optional dependency after its path: `….jar (optional)`.
             let path = path.split(" -- ").next()?.trim();
+            let path = path.strip_suffix("(optional)").map_or(path, str::trim_end);
             let parts: Vec<&str> = coords.split(':').collect();
             if parts.len() < 5 {
                 return None;
@@ -440,6 +442,8 @@ mod tests {
         assert_eq!(r[2].scope, "test");
         assert_eq!(r[3].path, PathBuf::from("/repo/a-tests.jar"));
         assert!(parse_list("none\n").is_empty());
+        let optional = parse_list("   com.google.re2j:re2j:jar:1.8:compile:/repo/re2j-1.8.jar (optional) -- module re2j\n   com.google.re2j:re2j:jar:1.8:compile:/repo/re2j-1.8.jar (optional)\n");
+        assert!(optional.iter().all(|r| r.path == Path::new("/repo/re2j-1.8.jar")), "{optional:?}");
     }
 
     #[test]

@@ -49,7 +49,10 @@ fn neovim_shows_findings_hovers_lenses_and_walks_a_chain() {
     assert_eq!(seen["errors"], serde_json::json!([]), "{seen:#}");
     let line_of = |needle: &str| src.lines().position(|l| l.contains(needle)).unwrap() as u64;
     let diags = seen["diagnostics"].as_array().unwrap();
-    let chain = diags.iter().find(|d| d["code"] == "copy-chain").expect("a copy chain in Neovim");
+    let chain = diags
+        .iter()
+        .find(|d| d["code"] == "defensive-copy-per-call")
+        .expect("a copy chain in Neovim, named by its pattern");
     assert_eq!(chain["source"], "bloatlens");
     assert_eq!(chain["line"], line_of("to[i] = c;"));
     let hover = seen["hover"].as_str().unwrap();

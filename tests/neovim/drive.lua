@@ -25,9 +25,9 @@ local ok, err = pcall(function()
   local uri = vim.uri_from_bufnr(buf)
   local chain
   for _, d in ipairs(vim.diagnostic.get(buf)) do
-    if d.code == 'copy-chain' then chain = d end
+    if d.code == 'defensive-copy-per-call' then chain = d end
   end
-  assert(chain, 'no copy-chain diagnostic')
+  assert(chain, 'no copy-chain diagnostic (pattern defensive-copy-per-call)')
   local pos = { line = chain.lnum, character = chain.col }
   local hover = vim.lsp.buf_request_sync(buf, 'textDocument/hover', { textDocument = { uri = uri }, position = pos }, 10000)
   for _, r in pairs(hover or {}) do

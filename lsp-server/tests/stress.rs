@@ -110,7 +110,7 @@ fn the_server_survives_deep_nesting_rapid_saves_and_garbage() {
     // A normal save still produces findings.
     let seen = replace_and_profile(&mut ed, &u, 200, &normal);
     let diags = published(&seen);
-    assert!(diags.iter().any(|d| d["code"] == "nath"), "{seen:?}");
+    assert!(diags.iter().any(|d| d["data"]["kind"] == "nath"), "{seen:?}");
     ed.finish();
 }
 

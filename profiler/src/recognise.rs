@@ -197,15 +197,11 @@ pub fn advice(f: &Finding, pattern: Pattern) -> String {
             "Keep these results only as long as each caller needs them: some callers hold them far longer than others."
                 .into()
         }
-        Pattern::NeverUsedObjects | Pattern::EagerCreation | Pattern::ResultObjectPerCall if !simple.is_empty() => {
-            let fix = pattern.entry().fix;
-            match pattern {
-                Pattern::NeverUsedObjects => format!("Stop creating these {simple} objects: nothing ever reads them."),
-                Pattern::EagerCreation => {
-                    format!("Create {simple} objects only when needed: most of them are never used.")
-                }
-                _ => fix.to_string(),
-            }
+        Pattern::NeverUsedObjects if !simple.is_empty() => {
+            format!("Stop creating these {simple} objects: nothing ever reads them.")
+        }
+        Pattern::EagerCreation if !simple.is_empty() => {
+            format!("Create {simple} objects only when needed: most of them are never used.")
         }
         _ => pattern.entry().fix.to_string(),
     }
@@ -215,11 +211,12 @@ fn text<'f>(f: &'f Finding, key: &str) -> &'f str {
     f.evidence.get(key).and_then(|v| v.as_str()).unwrap_or("")
 }
 
-fn num(f: &Finding, key: &str) -> u64 {
+/// A figure of the evidence as a count (sums stored as floats rounded down; 0 when absent).
+pub(crate) fn num(f: &Finding, key: &str) -> u64 {
     f.evidence.get(key).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.max(0.0) as u64))).unwrap_or(0)
 }
 
-fn flag(f: &Finding, key: &str) -> Option<bool> {
+pub(crate) fn flag(f: &Finding, key: &str) -> Option<bool> {
     f.evidence.get(key).and_then(|v| v.as_bool())
 }
 

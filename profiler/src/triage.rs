@@ -17,7 +17,7 @@
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
 use crate::patterns::Pattern;
-use crate::recognise::{self, builds_a_string, LineFacts};
+use crate::recognise::{self, builds_a_string, flag, num, LineFacts};
 use crate::report::{Family, Finding, Kind, Settings, Severity};
 use std::collections::HashMap;
 
@@ -305,14 +305,6 @@ fn loop_iterator(f: &Finding) -> bool {
         && ty.starts_with("java.util.")
         && ty.contains('$')
         && (inner.ends_with("Itr") || inner.ends_with("Iterator"))
-}
-
-fn num(f: &Finding, key: &str) -> u64 {
-    f.evidence.get(key).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.max(0.0) as u64))).unwrap_or(0)
-}
-
-fn flag(f: &Finding, key: &str) -> Option<bool> {
-    f.evidence.get(key).and_then(|v| v.as_bool())
 }
 
 /// Findings about the library's own workings, which the user's code neither sees nor changes: a

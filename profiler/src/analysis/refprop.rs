@@ -478,15 +478,9 @@ impl RefPropTracker {
             }
         }
         let mut out = Vec::new();
-        for kind in [
-            Kind::Nath,
-            Kind::MostlyNath,
-            Kind::NeverUsed,
-            Kind::RarelyUsed,
-            Kind::WriteReadImbalance,
-            Kind::LowUtility,
-        ] {
-            let mut v = by_kind.remove(&kind).unwrap_or_default();
+        // In the report's kind order; the kinds this analysis does not make are absent.
+        for kind in Kind::ALL {
+            let Some(mut v) = by_kind.remove(&kind) else { continue };
             v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.location.cmp(&b.location)));
             v.truncate(s.max_findings_per_kind);
             out.extend(v);

@@ -2,6 +2,7 @@
 //! and the pattern's advice in the program's own names. A finding that fits no pattern is a raw
 //! analysis result: the JSON keeps it, the editor does not show it.
 
+use crate::analysis::copy::JVM_MADE;
 use crate::analysis::words;
 use crate::patterns::Pattern;
 use crate::report::{Finding, Kind};
@@ -74,15 +75,48 @@ fn copy_chain(f: &Finding) -> Option<Pattern> {
     if relinks {
         return None;
     }
-    if path.iter().any(|n| n.contains(" elements (")) {
+    let hops = num(f, "hops");
+    let consumed = flag(f, "consumed").unwrap_or(true);
+    let (Some(&source), Some(&dest)) = (path.first(), path.last()) else { return None };
+    // A value taken out of an array into the object's state (a reader's `current = buf[pos++]`,
+    // an iterator's count at its index) and used there is the program reading its data.
+    if is_elements(source) && !is_elements(dest) && hops == 1 && consumed {
+        return None;
+    }
+    // Every object on the path made on the finding's own line: the inside of one computation
+    // there (a `new BigDecimal(text)` parsing its digits), no second copy of the program's data.
+    let here = f.location.line.map(|l| format!("(line {l}"));
+    if hops == 1 && here.is_some() && made_on(source) == here.as_deref() && made_on(dest) == here.as_deref() {
+        return None;
+    }
+    // Values looked up in a table (a code table, log and exp tables) into a smaller array: the
+    // lookup is the computation.
+    if hops == 1 && flag(f, "from_a_table") == Some(true) {
+        return None;
+    }
+    // A constant's characters copied once into a new value (`replace`, `concat` of a literal):
+    // the computation's result, not a copy of data the program holds.
+    if hops == 1 && source == JVM_MADE {
+        return None;
+    }
+    if is_elements(source) && is_elements(dest) {
         return Some(Pattern::DefensiveCopyPerCall);
     }
     if flag(f, "via_container") == Some(true) {
         return Some(Pattern::IntermediateContainer);
     }
-    let hops = num(f, "hops");
-    let consumed = flag(f, "consumed").unwrap_or(true);
     (hops >= 2 || !consumed).then_some(Pattern::LayeredCopy)
+}
+
+/// A copy analysis node that is an array's or a collection's elements (or a string's characters).
+fn is_elements(node: &str) -> bool {
+    node.contains(" elements (") || node.starts_with("String contents (")
+}
+
+/// The line the node's object was made on, as the copy analysis names it (`… (line 12)`).
+fn made_on(node: &str) -> Option<&str> {
+    let at = node.find("(line ")?;
+    node[at..].split(')').next()
 }
 
 /// Fields that link a structure's nodes.
@@ -269,6 +303,23 @@ mod tests {
             chain(&["Item elements (line 5)", "Object[] elements (line 6)"], 1, true, true),
             Some(Pattern::DefensiveCopyPerCall)
         );
+        // A reader taking the next value into its state, and a computation's own insides.
+        assert_eq!(chain(&["char[] elements (line 10)", "Lexer.current (line 55)"], 1, true, false), None);
+        assert_eq!(chain(&["char[] elements (line 3)", "BigDecimal elements (line 3)"], 1, true, true), None);
+        assert_eq!(
+            chain(&["Object[] elements (line 10)", "Object[] elements (line 10)"], 1, true, true),
+            Some(Pattern::DefensiveCopyPerCall),
+            "two lists' arrays made by one constructor, copied elsewhere"
+        );
+        assert_eq!(chain(&[JVM_MADE, "String contents (line 35)"], 1, false, true), None);
+        // The same reads into a field nothing uses are a copy; a table lookup is not.
+        assert_eq!(
+            chain(&["char[] elements (line 10)", "Lexer.current (line 55)"], 1, false, false),
+            Some(Pattern::LayeredCopy)
+        );
+        let lookup = json!({"path": ["int[] elements (line 7)", "int[] elements (line 42)"], "hops": 1,
+            "consumed": true, "via_container": true, "from_a_table": true});
+        assert_eq!(of(Kind::CopyChain, lookup), None);
     }
 
     /// Kept to the end and growing is a leak only when the objects are never read back.

@@ -66,8 +66,8 @@ pub struct BottleneckTracker {
     /// Per thread, per frame: its receiver and CCT node (to see a call change its receiver).
     receivers: Vec<Vec<(Ref, u32)>>,
     thread: usize,
-    /// Per CCT node: instructions run in it and below it.
-    cum_instructions: Vec<u64>,
+    /// Per CCT node: what ran in it and below it.
+    cum: Vec<Cost>,
     /// Per CCT node: of those, instructions compiling regular expressions (`Pattern`'s constructor).
     regex_instructions: Vec<u64>,
     /// How often each call site in the user's code ran (for triage's one-time work).
@@ -153,7 +153,7 @@ impl BottleneckTracker {
             findings: Vec::new(),
             cct_of: Vec::new(),
             user_label: Vec::new(),
-            cum_instructions: Vec::new(),
+            cum: Vec::new(),
             regex_instructions: Vec::new(),
             arguments: Vec::new(),
             fingerprints: Default::default(),
@@ -341,7 +341,7 @@ impl BottleneckTracker {
             if n.parent != ROOT && is_user_method(methods, classes, n.site.method) {
                 let runs = by_site.entry(n.site).or_default();
                 runs.calls += self.cost.get(i).map_or(0, |c| c.calls);
-                runs.instructions += self.cum_instructions.get(i).copied().unwrap_or(0);
+                runs.instructions += self.cum.get(i).map_or(0, |c| c.instructions);
             }
         }
         by_site
@@ -418,16 +418,16 @@ impl BottleneckTracker {
             t.copies += c.copies;
         }
         self.tree = CallTree { methods: labels.names, nodes: tree_nodes };
-        self.cum_instructions = cum.iter().map(|c| c.instructions).collect();
         let mut regex = vec![0u64; nodes.len()];
         for i in (1..nodes.len()).rev() {
             let m = nodes[i].method;
             if m != MethodId::MAX && is_pattern_compile(methods, classes, m) {
-                regex[i] = self.cum_instructions[i];
+                regex[i] = cum[i].instructions;
             }
             regex[nodes[i].parent as usize] += regex[i];
         }
         self.regex_instructions = regex;
+        self.cum = cum;
         self.cct_of = cct_of;
         self.user_label = user_label;
     }
@@ -641,26 +641,44 @@ impl BottleneckTracker {
         // Calls its caller made: a recursive callee's calls from below it are no loop of the caller.
         let direct = self.cost.get(callee as usize).map_or(0, |x| x.calls - x.reentries).max(1);
         let repeat = direct / calls(caller);
-        let cum = self.cum_instructions.get(callee as usize).copied().unwrap_or(0);
+        let below = self.cum.get(callee as usize).copied().unwrap_or_default();
+        let cum = below.instructions;
         let regex = self.regex_instructions.get(callee as usize).copied().unwrap_or(0);
         // A fifth or more of the call spent compiling its pattern: precompiling saves that part.
         if calls(callee) >= SAME_ARGUMENTS && regex * 5 >= cum && regex > 0 {
             return Some(Repeated::Recompiles { calls: calls(callee) });
         }
-        let per_call = cum / calls(callee);
+        let per_call = below.instructions / calls(callee);
         let arguments = self.arguments.get(callee as usize);
-        let same_subject = arguments.is_some_and(ArgumentSets::same_subject);
-        if repeat >= MIN_REPEAT && per_call >= (WORK_PER_REPEAT * repeat).max(MIN_SCAN) && same_subject {
-            return Some(Repeated::Scan { repeat, per_call });
+        let distinct = arguments.and_then(ArgumentSets::distinct).filter(|&d| d > 0);
+        // Few argument lists, each used again and again: the same work repeated (cache it by its
+        // arguments), whether or not it goes over a collection.
+        if let Some(d) = distinct.filter(|&d| calls(callee) >= SAME_ARGUMENTS * d) {
+            return Some(Repeated::SameArguments { calls: calls(callee), distinct: d });
         }
-        let distinct = arguments.and_then(ArgumentSets::distinct)?;
-        (distinct > 0 && calls(callee) >= SAME_ARGUMENTS * distinct)
-            .then_some(Repeated::SameArguments { calls: calls(callee), distinct })
+        // A scan goes over the same object each time looking for something else: with every
+        // argument list equal it is the same work again, which the rule above names once it
+        // repeats enough; and an index pays only for many lookups.
+        let same_subject = arguments.is_some_and(ArgumentSets::same_subject);
+        // A scan looks things up; a call that allocates as it works builds its result (a
+        // product, a rendered page) from what it goes over: the program's work.
+        let builds = below.bytes * 1000 >= below.instructions * SCAN_BYTES_PER_1000;
+        (repeat >= MIN_REPEAT
+            && !builds
+            && direct >= MIN_LOOKUPS
+            && per_call >= (WORK_PER_REPEAT * repeat).max(MIN_SCAN)
+            && same_subject
+            && distinct != Some(1))
+        .then_some(Repeated::Scan { repeat, per_call })
     }
 }
 
 /// Calls per run of the caller that make a loop worth naming.
 const MIN_REPEAT: u64 = 2;
+/// Bytes allocated per 1,000 instructions from which a call builds rather than scans.
+const SCAN_BYTES_PER_1000: u64 = 100;
+/// Calls on one object that make building an index for them worth it.
+const MIN_LOOKUPS: u64 = 8;
 /// Instructions per call, per repetition, of work that rescans what the loop goes over.
 const WORK_PER_REPEAT: u64 = 10;
 /// Instructions per call below which a call scans nothing (a `String.charAt`, a getter).

@@ -413,6 +413,15 @@ impl Chain {
     }
 }
 
+/// How many times their own size objects may be copied into and still be a clone.
+const REWRITES: u64 = 2;
+
+/// How many times larger than the array it fills an array must be to be a table looked up.
+const TABLE_RATIO: u64 = 4;
+
+/// The name of objects the copy analysis did not see made (constants, the JVM's own).
+pub const JVM_MADE: &str = "objects the JVM made";
+
 impl Analysis<'_> {
     fn build(&self) -> (Vec<Finding>, Vec<MethodCopies>) {
         let mut locator = Locator::default();
@@ -430,7 +439,7 @@ impl Analysis<'_> {
     /// String.substring(…) (line 30)`.
     fn producer_name(&self, locator: &mut Locator, p: u32) -> String {
         if p == UNTRACKED {
-            return "objects the JVM made".into();
+            return JVM_MADE.into();
         }
         let prod = &self.t.objects.producers[p as usize];
         let at = self.location(locator, prod.user.unwrap_or(prod.site));
@@ -446,7 +455,7 @@ impl Analysis<'_> {
             return match self.t.nodes[n as usize] {
                 Node::Consumer => "a computation or native".into(),
                 Node::Static { slot } => static_field_name(self.classes, slot),
-                _ => "objects the JVM made".into(),
+                _ => JVM_MADE.into(),
             };
         };
         let at = self.location(locator, prod.user.unwrap_or(prod.site));
@@ -541,6 +550,19 @@ impl Analysis<'_> {
     /// or into a field linking a structure's objects (`n.next = head.next` relinks a list).
     fn moves_state(&self, e: &Edge) -> bool {
         e.within_object * 2 > e.freq || self.is_link(e.dst)
+    }
+
+    /// Whether edge `e` takes values out of a table: from an array's elements into an array much
+    /// smaller than it (`product[i] = exp[log[a] + log[b]]`, a lookup in a code table). A copy of
+    /// an array, whole or per call, goes into one about its size.
+    fn reads_a_table(&self, e: &Edge) -> bool {
+        let average = |n: u32| match self.t.nodes[n as usize] {
+            Node::Field { producer, slot: ELEMENT } => {
+                self.t.objects.producers.get(producer as usize).map(|p| p.bytes / p.instances.max(1))
+            }
+            _ => None,
+        };
+        matches!((average(e.src), average(e.dst)), (Some(from), Some(into)) if from >= TABLE_RATIO * into.max(1))
     }
 
     /// Whether node `n` is a field linking objects of one class (`Node.next`).
@@ -764,6 +786,7 @@ impl Analysis<'_> {
             .evidence("volume", c.volume())
             .evidence("waste_factor", c.waste())
             .evidence("consumed", consumed)
+            .evidence("from_a_table", self.reads_a_table(first))
             .evidence(
                 "graph_nodes",
                 std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).collect::<Vec<u32>>(),
@@ -800,7 +823,7 @@ impl Analysis<'_> {
         // The copy-graph edges of each pair of objects, for the clone's part of the graph.
         let mut direct_edges: FxHashMap<(u32, u32), Vec<u32>> = FxHashMap::default();
         let mut parents: FxHashMap<u32, FxHashSet<u32>> = FxHashMap::default();
-        for (i, e) in t.edges.iter().enumerate().filter(|(_, e)| !self.moves_state(e)) {
+        for (i, e) in t.edges.iter().enumerate().filter(|(_, e)| !self.moves_state(e) && !self.reads_a_table(e)) {
             match (t.nodes[e.src as usize], owner(e.src), owner(e.dst)) {
                 (_, Some(a), Some(b)) => {
                     *direct.entry((a, b)).or_default() += e.freq * e.bytes as u64;
@@ -846,9 +869,27 @@ impl Analysis<'_> {
         // Data that flows both ways between two structures (registers and a stack trading values,
         // nodes of two lists relinked into each other) is state moving, not a copy made of one.
         let exchanged = |x: u32, y: u32, v: u64| total.get(&(y, x)).is_some_and(|back| back.0 * 2 >= v);
+        // The bytes of each producer's objects and of the objects they own: a clone writes its
+        // objects once, so more copied into them than they hold means they are written over
+        // and over (an output buffer, an iterator's reused value), not cloned.
+        let mut owned_bytes: FxHashMap<u32, u64> = FxHashMap::default();
+        for (p, prod) in t.objects.producers.iter().enumerate() {
+            for (a, _) in ancestors(p as u32) {
+                *owned_bytes.entry(a).or_default() += prod.bytes;
+            }
+        }
+        let rewritten = |y: u32, v: u64| v > REWRITES * owned_bytes.get(&y).copied().unwrap_or(0);
+        // An object made from one made at the same place is the next value of a computation (a
+        // sum of immutable values, an iterator's next step), not a clone of it.
+        let same_place = |x: u32, y: u32| {
+            let (px, py) = (&t.objects.producers[x as usize], &t.objects.producers[y as usize]);
+            px.site == py.site && px.user == py.user
+        };
         let mut pairs: Vec<((u32, u32), (u64, u32))> = total
             .iter()
-            .filter(|&(&(x, y), &(v, _))| x != y && same_type(x, y) && !exchanged(x, y, v))
+            .filter(|&(&(x, y), &(v, _))| {
+                x != y && same_type(x, y) && !exchanged(x, y, v) && !rewritten(y, v) && !same_place(x, y)
+            })
             .map(|(&k, &v)| (k, v))
             .collect();
         pairs.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(b.1 .1.cmp(&a.1 .1)).then(a.0.cmp(&b.0)));

@@ -2,6 +2,7 @@
 //! The only module that knows both the report and the protocol.
 
 use crate::state::{Mapped, Snapshot, Status};
+use bloatlens_profiler::patterns::Pattern;
 use bloatlens_profiler::report::{human_bytes, Finding, Kind, Severity};
 use tower_lsp_server::ls_types::{
     CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
@@ -149,12 +150,24 @@ fn lens_words(f: &Finding) -> Option<String> {
             let all = n("instances")?;
             match text(f, "class")? {
                 "short" => format!("Lifetime: {} short-lived temporaries", count(all)),
+                "medium" | "long" if f.pattern == Some(Pattern::MidLifeObjects) => format!(
+                    "Lifetime: {} of {} objects die after outliving a HotSpot young generation",
+                    count(n("outlived_hotspot_young")?),
+                    count(all)
+                ),
                 "long" => format!("Lifetime: {} objects live long", count(all)),
                 "immortal" if flag(f, "growing") == Some(true) => {
                     format!("Lifetime: {} objects kept to the end, still growing", count(n("immortal").unwrap_or(all)))
                 }
                 "immortal" => format!("Lifetime: {} of {} objects live to the end", count(n("immortal")?), count(all)),
-                "mixed" => format!("Lifetime: {} objects, short-lived for some callers, long for others", count(all)),
+                "mixed" => match n("temporary_objects").filter(|&t| t > 0) {
+                    Some(t) => format!(
+                        "Lifetime: {} objects, kept by some callers; {} made only to be read and dropped",
+                        count(all),
+                        count(t)
+                    ),
+                    None => format!("Lifetime: {} objects, short-lived for some callers, long for others", count(all)),
+                },
                 _ => format!("Lifetime: {} objects die soon after a young collection", count(all)),
             }
         }
@@ -309,6 +322,8 @@ const FIGURES: &[(&str, &str, Form, bool)] = &[
     ("growing", "still growing at the end", Form::Yes, false),
     ("retained_bytes", "bytes alive at the end", Form::Bytes, false),
     ("collections", "young collections in the run", Form::Count, false),
+    ("outlived_hotspot_young", "objects dead after a HotSpot-sized young generation", Form::Count, false),
+    ("temporary_objects", "objects some callers only read and drop", Form::Count, false),
     ("bytes", "bytes allocated", Form::Bytes, true),
     ("internal_bytes", "bytes the library allocated for it", Form::Bytes, false),
     ("share", "share of the run", Form::Share, true),

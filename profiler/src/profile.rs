@@ -94,12 +94,13 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     if a.lifetime {
         run.gc_interval_bytes = Some(s.young_gen_bytes);
     }
-    let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes));
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
+    let flow = a.copy || a.refprop || a.costben || a.bottleneck;
+    let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, flow));
     let (mut tree, mut cost_benefit, mut calls, mut copies) = (None, None, SiteCalls::new(), 0);
     let mut graphs = Graphs::default();
-    let (result, findings, copy_profile) = if a.copy || a.refprop || a.costben || a.bottleneck {
+    let (result, findings, copy_profile) = if flow {
         let trackers = (
             a.copy.then(|| {
                 let mut t = CopyTracker::new(s.clone());

@@ -37,14 +37,34 @@ pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
             // Kept to the end and growing is a leak only when nothing reads them back: data a
             // program keeps on purpose (a parsed document, inputs for a later check) is read.
             "immortal" if flag(f, "growing") == Some(true) && flag(f, "leak") == Some(true) => Some(Pattern::Leak),
-            "immortal" | "long" => None,
-            "mixed" => Some(Pattern::MixedLifetimeFactory),
+            "immortal" => None,
+            "mixed" => throwaway_in_some_callers(f).then_some(Pattern::MixedLifetimeFactory),
             "short" => Some(temporary(f, ty)),
-            "medium" => Some(Pattern::MidLifeObjects),
+            // Medium or long by the VM's small collections; judged by HotSpot's.
+            "medium" | "long" => mid_life_on_hotspot(f).then_some(Pattern::MidLifeObjects),
             _ => None,
         },
         Kind::Bottleneck => bottleneck(f, line),
     }
+}
+
+/// HotSpot places an object alike whatever its allocation site (it has no per-site pretenuring),
+/// so callers that keep a factory's objects for different spans cost nothing by that alone: a
+/// split factory makes the same objects. What a split saves is the objects of the callers that
+/// only read them and drop them at once — most of the short-lived contexts' objects never stored.
+/// A library's object inside a result (a `String`'s `byte[]`, a map's node) is stored in it by
+/// the library whoever keeps the result, so the evidence is about the user's own `new`.
+fn throwaway_in_some_callers(f: &Finding) -> bool {
+    let short = num(f, "short_context_objects");
+    flag(f, "made_by_library") == Some(false) && short > 0 && num(f, "temporary_objects") * 2 > short
+}
+
+/// Objects a HotSpot young collection copies: most of the site's objects outlived a HotSpot-sized
+/// young generation and then died (whether after one of its collections or after tenuring). Outliving the VM's small young generation is not enough: a
+/// parsed document used and dropped within a few MB of allocation dies young on HotSpot.
+fn mid_life_on_hotspot(f: &Finding) -> bool {
+    let classified: u64 = crate::analysis::lifetime::CLASSES.iter().map(|c| num(f, c)).sum();
+    num(f, "outlived_hotspot_young") * 2 > classified
 }
 
 /// A copy is waste when something shows it: it goes through a container that exists to carry
@@ -227,10 +247,6 @@ pub fn advice(f: &Finding, pattern: Pattern) -> String {
                 format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
             }
         }
-        Pattern::MixedLifetimeFactory if flag(f, "made_by_library") == Some(true) => {
-            "Keep these results only as long as each caller needs them: some callers hold them far longer than others."
-                .into()
-        }
         Pattern::NeverUsedObjects if !simple.is_empty() => {
             format!("Stop creating these {simple} objects: nothing ever reads them.")
         }
@@ -334,7 +350,50 @@ mod tests {
         };
         assert_eq!(kept(Some(true)), Some(Pattern::Leak));
         assert_eq!(kept(None), None, "kept and read: the program's data");
-        assert_eq!(of(Kind::Lifetime, json!({"class": "long"})), None);
+        assert_eq!(of(Kind::Lifetime, json!({"class": "long"})), None, "no HotSpot figure: kept, not waste");
+    }
+
+    /// Surviving the VM's 1 MB young generation is not mid-life on HotSpot: most objects must have
+    /// lived through a HotSpot-sized young generation's allocation, and died before the end.
+    #[test]
+    fn mid_life_is_judged_against_a_hotspot_young_generation() {
+        let medium = |outlived: u64| {
+            of(
+                Kind::Lifetime,
+                json!({"class": "medium", "short": 10, "medium": 90, "long": 0, "immortal": 0,
+                       "outlived_hotspot_young": outlived, "hotspot_young_bytes": 32 << 20}),
+            )
+        };
+        assert_eq!(medium(0), None, "a document used and dropped within a few MB dies young on HotSpot");
+        assert_eq!(medium(50), None, "half is not most");
+        assert_eq!(medium(80), Some(Pattern::MidLifeObjects));
+        assert_eq!(of(Kind::Lifetime, json!({"class": "medium", "medium": 90})), None, "no HotSpot figure, no verdict");
+        let long = json!({"class": "long", "long": 100, "outlived_hotspot_young": 100});
+        assert_eq!(
+            of(Kind::Lifetime, long),
+            Some(Pattern::MidLifeObjects),
+            "long by the VM's collections, mid-life on HotSpot's"
+        );
+    }
+
+    /// Callers that keep a factory's objects for different spans are no waste on HotSpot (no
+    /// per-site pretenuring); callers that make the user's objects only to read and drop them are.
+    #[test]
+    fn a_mixed_site_is_waste_only_where_callers_throw_its_objects_away() {
+        let mixed = |library: bool, short: u64, temporaries: Option<u64>| {
+            let mut e = json!({"class": "mixed", "made_by_library": library, "short": short, "immortal": 400});
+            if let Some(t) = temporaries {
+                e["short_context_objects"] = json!(short);
+                e["temporary_objects"] = json!(t);
+            }
+            of(Kind::Lifetime, e)
+        };
+        assert_eq!(mixed(false, 2100, Some(2100)), Some(Pattern::MixedLifetimeFactory), "read and dropped");
+        assert_eq!(mixed(false, 16000, Some(0)), None, "a parser's current line, stored in its field");
+        assert_eq!(mixed(false, 16000, Some(4000)), None, "mostly stored");
+        assert_eq!(mixed(true, 1660, Some(1660)), None, "a library's object inside a result kept for different spans");
+        assert_eq!(mixed(false, 2100, None), None, "stores not seen (lifetimes alone)");
+        assert_eq!(mixed(false, 0, Some(0)), None);
     }
 
     /// Temporaries are named by what they are; a call path only by what it repeats.

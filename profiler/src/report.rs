@@ -137,6 +137,11 @@ pub struct Settings {
     /// allocation (the interval grows with the live heap, as the collector's does).
     #[serde(alias = "youngGenBytes")]
     pub young_gen_bytes: u64,
+    /// The young generation lifetimes are judged against: HotSpot's, tens of MB (its size varies
+    /// with the heap and the collector). Objects that die before this much allocation die young
+    /// there, however many of the VM's small collections they lived through.
+    #[serde(alias = "hotspotYoungBytes")]
+    pub hotspot_young_bytes: u64,
     /// What bottlenecks measure: `instructions`, `bytes` (allocated) or `copies` (heap to heap).
     #[serde(alias = "bottleneckMetric")]
     pub bottleneck_metric: String,
@@ -176,6 +181,7 @@ impl Default for Settings {
             min_copies: 10,
             max_findings_per_kind: 20,
             young_gen_bytes: 1 << 20,
+            hotspot_young_bytes: 32 << 20,
             bottleneck_metric: "instructions".into(),
             bottleneck_min_share: 0.05,
             zoom_cutoff: 0.95,

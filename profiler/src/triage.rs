@@ -345,6 +345,10 @@ fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
             of(num(f, avoidable), t.instructions)
         }
         Kind::Bottleneck => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        // A mixed site: what its throw-away objects cost, not what the callers that keep theirs do.
+        Kind::Lifetime if f.evidence.contains_key("temporary_bytes") => {
+            of(num(f, "temporary_bytes"), t.allocated_bytes)
+        }
         _ => of(num(f, "bytes"), t.allocated_bytes),
     }
 }

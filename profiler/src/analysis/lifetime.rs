@@ -14,6 +14,13 @@
 //! objects' majority; a site whose contexts have different classes (each with at least
 //! `min_instances` classified objects and 1% of the site's) is **mixed**, and the finding names the calling contexts that split it — the
 //! calling-context tree tells apart paths that ROLP's additive stack hash cannot.
+//!
+//! The VM's young generation is small (1 MB by default) so that a short run sees collections;
+//! HotSpot's is tens of MB. What costs on HotSpot is judged from lifetimes in bytes: an object
+//! that lived through `hotspot_young_bytes` of allocation and then died is one a HotSpot young
+//! collection copies. And since HotSpot places every object alike whatever its site, a mixed
+//! site costs only where some callers make objects they never store and drop at once: with the
+//! value-flow analyses on, the tracker sees stores and counts those temporaries.
 
 use super::cct::Cct;
 use super::objects::{type_name, Locator};
@@ -21,7 +28,7 @@ use super::words;
 use crate::report::{Finding, Kind, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{is_user_method, Alloc, Context, Site, Tracker};
+use crate::vm::tracker::{is_user_method, Alloc, Context, HeapLoc, Site, Tracker, Value};
 use rustc_hash::FxHashMap;
 
 pub const CLASSES: [&str; 4] = ["short", "medium", "long", "immortal"];
@@ -34,6 +41,19 @@ struct Birth {
     record: u32,
     time: u64,
     gcs: u32,
+    /// Its reference was stored in a field, an array element or a static.
+    stored: bool,
+}
+
+/// An object the collector freed, classified when the next collection ends.
+#[derive(Debug, Clone, Copy)]
+struct Death {
+    record: u32,
+    /// The VM's young collections it lived through.
+    survived: u32,
+    /// Bytes allocated while it lived.
+    lifetime: u64,
+    stored: bool,
 }
 
 /// Objects of one allocation context.
@@ -49,6 +69,10 @@ struct Record {
     /// Objects by class (`CLASSES` order), and alive at exit but unclassified.
     by_class: [u64; 4],
     unknown: u64,
+    /// Short-lived objects never stored in the heap: made, read and dropped.
+    short_unstored: u64,
+    /// Objects that died before the end having lived through a HotSpot-sized young generation.
+    outlived_hotspot_young: u64,
     histogram: Vec<u64>,
     first_birth: u64,
     last_birth: u64,
@@ -57,6 +81,8 @@ struct Record {
 pub struct LifetimeTracker {
     settings: Settings,
     young: u64,
+    /// The run reports value flow (`flow_store`): whether an object was ever stored is known.
+    sees_stores: bool,
     cct: Cct,
     records: Vec<Record>,
     index: FxHashMap<(Site, u32), u32>,
@@ -64,19 +90,19 @@ pub struct LifetimeTracker {
     /// Bytes allocated so far (the clock), and collections so far.
     now: u64,
     gcs: u32,
-    /// Deaths seen by the collection in progress, and by the one before: (record, collections
-    /// survived). A collection's deaths are classified when the next one ends, so that those of
+    /// Deaths seen by the collection in progress, and by the one before. A collection's deaths are classified when the next one ends, so that those of
     /// the final collection (objects that lived to the end) are known as such.
-    dying: Vec<(u32, u32)>,
-    previous: Vec<(u32, u32)>,
+    dying: Vec<Death>,
+    previous: Vec<Death>,
     pub findings: Vec<Finding>,
 }
 
 impl LifetimeTracker {
-    pub fn new(settings: Settings, young_gen_bytes: u64) -> Self {
+    pub fn new(settings: Settings, young_gen_bytes: u64, sees_stores: bool) -> Self {
         LifetimeTracker {
             settings,
             young: young_gen_bytes,
+            sees_stores,
             cct: Cct::default(),
             records: Vec::new(),
             index: FxHashMap::default(),
@@ -93,17 +119,18 @@ impl LifetimeTracker {
         let r = &mut self.records[b.record as usize];
         let lifetime = self.now.saturating_sub(b.time).max(1);
         r.histogram[(63 - lifetime.leading_zeros()) as usize % BUCKETS] += 1;
-        self.dying.push((b.record, self.gcs - b.gcs));
+        self.dying.push(Death { record: b.record, survived: self.gcs - b.gcs, lifetime, stored: b.stored });
     }
 
     /// Classifies the deaths of a collection; `last`: it was the final one.
-    fn classify(&mut self, deaths: Vec<(u32, u32)>, last: bool) {
-        for (record, survived) in deaths {
-            let class = match survived {
+    fn classify(&mut self, deaths: Vec<Death>, last: bool) {
+        for d in deaths {
+            let r = &mut self.records[d.record as usize];
+            let class = match d.survived {
                 // Born after the last young collection and freed by the final one: it may have
                 // died at once or lived to the end; like the censored, no verdict.
                 0 if last => {
-                    self.records[record as usize].unknown += 1;
+                    r.unknown += 1;
                     continue;
                 }
                 0 => 0,
@@ -111,7 +138,9 @@ impl LifetimeTracker {
                 1..=TENURING => 1,
                 _ => 2,
             };
-            self.records[record as usize].by_class[class] += 1;
+            r.by_class[class] += 1;
+            r.short_unstored += (class == 0 && !d.stored) as u64;
+            r.outlived_hotspot_young += (!last && d.lifetime >= self.settings.hotspot_young_bytes) as u64;
         }
     }
 }
@@ -152,6 +181,8 @@ impl Tracker for LifetimeTracker {
                 bytes: 0,
                 by_class: [0; 4],
                 unknown: 0,
+                short_unstored: 0,
+                outlived_hotspot_young: 0,
                 histogram: vec![0; BUCKETS],
                 first_birth: self.now,
                 last_birth: self.now,
@@ -165,8 +196,16 @@ impl Tracker for LifetimeTracker {
         if i >= self.births.len() {
             self.births.resize((i + 1).max(self.births.len() * 2), None);
         }
-        self.births[i] = Some(Birth { record, time: self.now, gcs: self.gcs });
+        self.births[i] = Some(Birth { record, time: self.now, gcs: self.gcs, stored: false });
         self.now += a.bytes as u64;
+    }
+
+    fn flow_store(&mut self, _: &Context, _: Site, _: HeapLoc, value: Value, _: u8, _: usize) {
+        if value.is_ref {
+            if let Some(b) = self.births.get_mut(value.bits as usize).and_then(Option::as_mut) {
+                b.stored = true;
+            }
+        }
     }
 
     fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
@@ -199,6 +238,14 @@ impl Tracker for LifetimeTracker {
         }
         self.findings = self.build(methods, classes);
     }
+}
+
+/// A mixed site's short-lived contexts: their objects, and those of them never stored.
+#[derive(Debug, Clone, Copy)]
+struct Throwaways {
+    short: u64,
+    objects: u64,
+    bytes: u64,
 }
 
 /// Short-lived objects are a finding from this many times `min_instances` of them.
@@ -253,13 +300,14 @@ impl LifetimeTracker {
             }
             let mut by_class = [0u64; 4];
             let mut histogram = vec![0u64; BUCKETS];
-            let (mut bytes, mut unknown) = (0, 0);
+            let (mut bytes, mut unknown, mut outlived) = (0, 0, 0);
             for &i in &recs {
                 let r = &self.records[i];
                 (0..4).for_each(|c| by_class[c] += r.by_class[c]);
                 (0..BUCKETS).for_each(|b| histogram[b] += r.histogram[b]);
                 bytes += r.bytes;
                 unknown += r.unknown;
+                outlived += r.outlived_hotspot_young;
             }
             let Some(class) = majority(&by_class) else { continue };
             // Contexts whose own class differs from another's, each with a real share of the site.
@@ -284,6 +332,17 @@ impl LifetimeTracker {
             {
                 continue;
             }
+            // The short-lived contexts' objects, and those of them never stored: what the callers
+            // that drop them at once could do without.
+            let throwaways = mixed.then(|| {
+                let short: Vec<&Record> =
+                    significant.iter().filter(|&&(_, c)| c == 0).map(|&(i, _)| &self.records[i]).collect();
+                Throwaways {
+                    short: short.iter().map(|r| r.by_class[0]).sum(),
+                    objects: short.iter().map(|r| r.short_unstored).sum(),
+                    bytes: short.iter().map(|r| r.bytes * r.short_unstored / r.instances.max(1)).sum(),
+                }
+            });
             let type_name = type_name(classes, self.records[recs[0]].class);
             let growing = name == "immortal" && {
                 let last = recs.iter().map(|&i| self.records[i].last_birth).max().unwrap_or(0);
@@ -295,16 +354,27 @@ impl LifetimeTracker {
             let made_in = (site != user).then(|| loc(site));
             let what = words::allocation_subject(&at, &type_name, made_in.as_ref());
             let (all, end) = (words::count(instances), words::count(by_class[3]));
+            let on_hotspot = format!(
+                "{} of them die after outliving {} of allocation, a HotSpot-sized young generation",
+                words::count(outlived),
+                crate::report::human_bytes(self.settings.hotspot_young_bytes)
+            );
             let message = match name {
-                "mixed" => format!(
-                    "{what}: these objects live for different spans depending on the caller ({} calling contexts differ)",
-                    significant.len()
-                ),
+                "mixed" => {
+                    let dropped = match throwaways.filter(|t| self.sees_stores && t.objects > 0) {
+                        Some(t) => format!("; {} of them are made only to be read and dropped, never stored", words::count(t.objects)),
+                        None => String::new(),
+                    };
+                    format!(
+                        "{what}: these objects live for different spans depending on the caller ({} calling contexts differ){dropped}",
+                        significant.len()
+                    )
+                }
                 "immortal" if growing => format!("{what}: {end} of {all} objects live to the end and their number keeps growing: a possible leak"),
                 "immortal" => format!("{what}: {end} of {all} objects live to the end of the run"),
                 "short" => format!("{what}: {all} short-lived temporaries, each dead before the next young collection (made and dropped over and over)"),
-                "long" => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying"),
-                _ => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector)"),
+                "long" => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying; {on_hotspot}"),
+                _ => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector); {on_hotspot}"),
             };
             let hist: Vec<serde_json::Value> = histogram
                 .iter()
@@ -324,6 +394,8 @@ impl LifetimeTracker {
                 .evidence("immortal", by_class[3])
                 .evidence("unclassified", unknown)
                 .evidence("young_gen_bytes", self.young)
+                .evidence("hotspot_young_bytes", self.settings.hotspot_young_bytes)
+                .evidence("outlived_hotspot_young", outlived)
                 .evidence("collections", self.gcs)
                 .evidence("histogram", hist)
                 .evidence("growing", growing)
@@ -333,6 +405,12 @@ impl LifetimeTracker {
             if site != user && jdk.file.is_some() {
                 f = f
                     .related(jdk.clone(), format!("allocated inside {}", words::short_method(&jdk.class, &jdk.method)));
+            }
+            if let Some(t) = throwaways.filter(|_| mixed && self.sees_stores) {
+                f = f
+                    .evidence("short_context_objects", t.short)
+                    .evidence("temporary_objects", t.objects)
+                    .evidence("temporary_bytes", t.bytes);
             }
             if mixed {
                 for &(i, c) in &significant {

@@ -143,6 +143,10 @@ struct ProfileArgs {
     /// Young generation of the lifetime analysis, in bytes: it collects after this much allocation.
     #[arg(long, default_value_t = Settings::default().young_gen_bytes)]
     young_gen_bytes: u64,
+    /// The young generation lifetimes are judged against, in bytes: HotSpot's (tens of MB), where
+    /// objects that die before this much allocation die young.
+    #[arg(long, default_value_t = Settings::default().hotspot_young_bytes)]
+    hotspot_young_bytes: u64,
     /// What bottlenecks measure: instructions, bytes (allocated) or copies (heap to heap).
     #[arg(long, default_value_t = Settings::default().bottleneck_metric)]
     bottleneck_metric: String,
@@ -657,6 +661,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         imbalance_ratio: a.imbalance_ratio,
         max_findings_per_kind: a.max_findings,
         young_gen_bytes: a.young_gen_bytes,
+        hotspot_young_bytes: a.hotspot_young_bytes,
         bottleneck_metric: a.bottleneck_metric.clone(),
         bottleneck_min_share: a.bottleneck_min_share,
         zoom_cutoff: a.zoom_cutoff,

@@ -2,7 +2,7 @@
 //! and the pattern's advice in the program's own names. A finding that fits no pattern is a raw
 //! analysis result: the JSON keeps it, the editor does not show it.
 
-use crate::analysis::copy::JVM_MADE;
+use crate::analysis::copy::{JVM_MADE, LAMBDA_CAPTURE};
 use crate::analysis::words;
 use crate::patterns::Pattern;
 use crate::report::{Finding, Kind};
@@ -12,6 +12,8 @@ use crate::report::{Finding, Kind};
 pub struct LineFacts {
     /// What the line makes is (almost) never used (a never-used or rarely-used finding there).
     pub dropped: bool,
+    /// The line's temporary strings are the text of values written out ([`value_text_written`]).
+    pub text_written: bool,
 }
 
 /// The pattern `f` is an instance of, if its evidence shows one.
@@ -20,6 +22,7 @@ pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
     match f.kind {
         Kind::CopyChain => copy_chain(f),
         Kind::Clone => Some(Pattern::CloneToRead),
+        Kind::Nath | Kind::MostlyNath if value_text_written(f) => None,
         Kind::Nath | Kind::MostlyNath => Some(temporary(f, ty)),
         Kind::NeverUsed if ty == "java.lang.String" => Some(Pattern::UnusedMessageString),
         Kind::NeverUsed if num(f, "heap_writes") > 0 && num(f, "heap_reads") == 0 => Some(Pattern::WrittenNeverRead),
@@ -39,6 +42,7 @@ pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
             "immortal" if flag(f, "growing") == Some(true) && flag(f, "leak") == Some(true) => Some(Pattern::Leak),
             "immortal" => None,
             "mixed" => throwaway_in_some_callers(f).then_some(Pattern::MixedLifetimeFactory),
+            "short" if line.text_written && ty == "java.lang.String" => None,
             "short" => Some(temporary(f, ty)),
             // Medium or long by the VM's small collections; judged by HotSpot's.
             "medium" | "long" => mid_life_on_hotspot(f).then_some(Pattern::MidLifeObjects),
@@ -87,12 +91,18 @@ fn copy_chain(f: &Finding) -> Option<Pattern> {
         return Some(Pattern::BoxingInLoop);
     }
     // Into a link of a linked structure (a list's `next`, a map's `tail`): the structure relinking
-    // its nodes, which is how it works, not a copy of data.
+    // its nodes, which is how it works, not a copy of data. An inner object's link to its outer
+    // one (javac's `this$0`, an iterator's to its collection) is such a link too.
     let relinks = path.last().is_some_and(|n| {
         let field = n.split(" (").next().unwrap_or(n).rsplit('.').next().unwrap_or("");
-        LINK_FIELDS.contains(&field)
+        LINK_FIELDS.contains(&field) || field.starts_with("this$")
     });
     if relinks {
+        return None;
+    }
+    // Through a lambda's captured value: a closure holding what it calls back with (the enclosing
+    // object, a setting), handed on as a reference, not data copied.
+    if path.iter().any(|n| n.starts_with(LAMBDA_CAPTURE)) {
         return None;
     }
     let hops = num(f, "hops");
@@ -166,6 +176,16 @@ fn temporary(f: &Finding, ty: &str) -> Pattern {
     } else {
         Pattern::ResultObjectPerCall
     }
+}
+
+/// Strings made from a value (a number's digits, a character: characters that exist nowhere else)
+/// and nearly all handed whole to a text output (a `Writer`, a builder, a concatenation): what the
+/// program writes. There is nothing to compare or use directly instead, and no form of the output
+/// that takes the value without its text, so they are no temporary-string.
+pub fn value_text_written(f: &Finding) -> bool {
+    text(f, "type") == "java.lang.String"
+        && flag(f, "from_value") == Some(true)
+        && num(f, "written_objects") * 10 >= num(f, "instances") * 9
 }
 
 /// Library calls whose set-up dominates and which have a prepared form to reuse.
@@ -306,6 +326,21 @@ mod tests {
         assert_eq!(chain(&["LruCache elements (line 73)", "LinkedHashMap.tail (line 56)"], 1, true, true), None);
         assert_eq!(chain(&["Parser.pos (line 3)", "Parser.mark (line 4)"], 1, true, false), None);
         assert_eq!(
+            chain(
+                &["Parser.this$0 (line 5)", "a value the lambda captured (line 9)", "Row.parser (line 12)"],
+                2,
+                true,
+                true
+            ),
+            None,
+            "a reference handed to a closure"
+        );
+        assert_eq!(
+            chain(&["JsonArray.values (line 59)", "ArrayList.Itr.this$0 (line 36)"], 1, false, true),
+            None,
+            "an iterator's link to its collection"
+        );
+        assert_eq!(
             chain(&["Ledger.balance (line 10)", "Long.value (line 13)"], 1, true, true),
             Some(Pattern::BoxingInLoop)
         );
@@ -394,6 +429,27 @@ mod tests {
         assert_eq!(mixed(true, 1660, Some(1660)), None, "a library's object inside a result kept for different spans");
         assert_eq!(mixed(false, 2100, None), None, "stores not seen (lifetimes alone)");
         assert_eq!(mixed(false, 0, Some(0)), None);
+    }
+
+    /// The text of a value handed whole to an output is what the program writes; a string cut
+    /// from other text, or one compared or parsed, is a temporary. Short lives on such a line
+    /// are the same strings.
+    #[test]
+    fn the_text_of_values_written_out_is_output_not_a_temporary() {
+        let string = |from_value: bool, written: u64| {
+            let e = json!({"type": "java.lang.String", "instances": 100, "from_value": from_value, "written_objects": written});
+            of(Kind::Nath, e)
+        };
+        assert_eq!(string(true, 100), None, "Long.toString handed to a Writer");
+        assert_eq!(string(true, 95), None, "nearly all written");
+        assert_eq!(string(true, 0), Some(Pattern::TemporaryString), "a number's text compared or parsed");
+        assert_eq!(string(false, 100), Some(Pattern::TemporaryString), "a substring written: write the range");
+        let short = |text_written: bool| {
+            let f = finding(Kind::Lifetime, json!({"class": "short", "type": "java.lang.String"}));
+            pattern(&f, LineFacts { text_written, ..LineFacts::default() })
+        };
+        assert_eq!(short(true), None);
+        assert_eq!(short(false), Some(Pattern::TemporaryString));
     }
 
     /// Temporaries are named by what they are; a call path only by what it repeats.

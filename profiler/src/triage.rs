@@ -17,7 +17,7 @@
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
 use crate::patterns::Pattern;
-use crate::recognise::{self, builds_a_string, flag, num, LineFacts};
+use crate::recognise::{self, builds_a_string, flag, num, value_text_written, LineFacts};
 use crate::report::{Family, Finding, Kind, Settings, Severity};
 use std::collections::HashMap;
 
@@ -47,9 +47,11 @@ pub const ONE_TIME: &str = "one-time work: its line ran once, or a library fille
 pub const SMALL: &str = "below the minimum share";
 pub const ESSENTIAL: &str = "the program's essential work: no call on this path repeats work or builds what is dropped";
 pub const STORED_YOUNG: &str = "short-lived objects kept by a structure that drops them";
+pub const OUTPUT_TEXT: &str =
+    "the text of values the program writes (a number's digits handed to a Writer or a builder): its output, not a temporary";
+pub const AT_CALLER: &str = "temporaries a small factory makes: reported at the call that asks for them, per value";
 pub const NO_PATTERN: &str = "fits no pattern of the catalog (docs/patterns.md): a raw analysis result";
-pub const SCALAR_REPLACED: &str =
-    "a collection's iterator that never leaves its loop: HotSpot's escape analysis removes it (a fix saves nothing there)";
+pub const SCALAR_REPLACED: &str = "temporaries that never leave code HotSpot inlines (a collection's iterator in its loop, a lambda's closure, a collection never filled): its escape analysis removes them (a fix saves nothing there)";
 
 /// Why findings are hidden, in a few words each and counted, the commonest first: `[("under 1% of
 /// the run", 14), ("from work done once", 3)]`. What the CLI's last line and the editor's log say
@@ -62,7 +64,9 @@ pub fn hidden_reasons(findings: &[Finding], min_share: f64) -> Vec<(String, usiz
             ONE_TIME => "from work done once".into(),
             ESSENTIAL => "on the program's essential path".into(),
             STORED_YOUNG => "short-lived objects a structure drops".into(),
-            SCALAR_REPLACED => "loop iterators the JIT removes".into(),
+            AT_CALLER => "reported at a factory's caller".into(),
+            OUTPUT_TEXT => "text the program writes".into(),
+            SCALAR_REPLACED => "temporaries the JIT removes".into(),
             NO_PATTERN => "fitting no pattern".into(),
             other => other.to_string(),
         };
@@ -129,10 +133,14 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     for mut f in kept {
         f.share = share(&f, totals, calls);
         // A finding may name what makes it one problem with others (`merge_key`); else its line.
-        let at = match f.evidence.get("merge_key").and_then(|k| k.as_str()) {
+        let mut at = match f.evidence.get("merge_key").and_then(|k| k.as_str()) {
             Some(k) => k.to_string(),
             None => format!("{:?}", f.location.line),
         };
+        // The text of values written out is not one problem with the line's other strings.
+        if value_text_written(&f) {
+            at.push_str(" text written");
+        }
         let key = (f.kind.family(), f.location.file.clone(), at);
         match index.get(&key) {
             Some(&g) => groups[g].push(f),
@@ -159,12 +167,25 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     }
     // Young temporaries are a problem where nothing keeps them (NATH on the same line: made,
     // used, dropped); stored into a structure that lets them go, the structure's churn is.
-    let temporaries: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
+    let nath_lines = |keep: fn(&Finding) -> bool| -> std::collections::HashSet<(Option<String>, Option<u32>)> {
+        groups
+            .iter()
+            .flatten()
+            .filter(|f| f.kind.family() == Family::Nath && keep(f))
+            .map(|f| (f.location.file.clone(), f.location.line))
+            .collect()
+    };
+    // Lines of small factories whose temporaries are reported at the caller that asks for them.
+    let factory_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
         .iter()
         .flatten()
         .filter(|f| f.kind.family() == Family::Nath)
-        .map(|f| (f.location.file.clone(), f.location.line))
+        .filter_map(|f| serde_json::from_value(f.evidence.get("factory_at")?.clone()).ok())
         .collect();
+    let temporaries = nath_lines(|_| true);
+    // What NATH says of a line's temporaries holds for their short lifetimes there too.
+    let text_written = nath_lines(value_text_written);
+    let removed = nath_lines(removed_by_the_jit);
     let mut out: Vec<Finding> = groups
         .into_iter()
         .map(|g| {
@@ -184,8 +205,9 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         .collect();
     // 3–5. Hide, rank, advise.
     for f in &mut out {
-        let dropped = unused.contains(&(f.location.file.clone(), f.location.line));
-        f.pattern = recognise::pattern(f, LineFacts { dropped });
+        let line = (f.location.file.clone(), f.location.line);
+        let dropped = unused.contains(&line);
+        f.pattern = recognise::pattern(f, LineFacts { dropped, text_written: text_written.contains(&line) });
         f.advice = f.pattern.map(|p| recognise::advice(f, p)).unwrap_or_default();
         let ran = calls.get(&(
             f.location.class.clone(),
@@ -196,9 +218,8 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         if let Some(r) = ran {
             f.evidence.insert("line_ran".into(), r.calls.into());
         }
-        let stored_young = f.kind == Kind::Lifetime
-            && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short")
-            && !temporaries.contains(&(f.location.file.clone(), f.location.line));
+        let short = f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short");
+        let stored_young = short && !temporaries.contains(&line);
         // Objects a library made that all live to the end, born early rather than all through
         // the run, or far more of them than the user's line ran: a cache or table it fills once
         // (locale data behind the first `String.format`), however short the run that saw it grow.
@@ -214,12 +235,16 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             && !(dropped && builds_a_string(f));
         f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
             Some(ONE_TIME.into())
-        } else if loop_iterator(f) {
+        } else if loop_iterator(f) || scalar_replaced(f, removed.contains(&line)) {
             Some(SCALAR_REPLACED.into())
         } else if essential {
             Some(ESSENTIAL.into())
+        } else if short && factory_lines.contains(&line) {
+            Some(AT_CALLER.into())
         } else if stored_young {
             Some(STORED_YOUNG.into())
+        } else if f.pattern.is_none() && (value_text_written(f) || (short && text_written.contains(&line))) {
+            Some(OUTPUT_TEXT.into())
         } else if f.pattern.is_none() {
             Some(NO_PATTERN.into())
         } else if f.share < settings.min_share {
@@ -305,6 +330,22 @@ fn loop_iterator(f: &Finding) -> bool {
         && ty.starts_with("java.util.")
         && ty.contains('$')
         && (inner.ends_with("Itr") || inner.ends_with("Iterator"))
+}
+
+/// Temporaries with no state of their own to compute with — a lambda's closure, a collection
+/// never filled (made to be asked `isEmpty()`) — that never leave code HotSpot inlines (refprop's
+/// `inlined`: never stored, never given to a native, every method they reach small): its escape
+/// analysis removes them, so a fix saves nothing. (A result object is left shown: its fields are
+/// the program's values, and whether the JIT removes it depends on more than its size.)
+fn removed_by_the_jit(f: &Finding) -> bool {
+    let closure = f.evidence.get("type").and_then(|t| t.as_str()).is_some_and(|t| t.contains("$$Lambda"));
+    f.kind == Kind::Nath && flag(f, "inlined") == Some(true) && (closure || flag(f, "empty_collection") == Some(true))
+}
+
+/// A temporary HotSpot removes ([`removed_by_the_jit`]), or a short lifetime on its line.
+fn scalar_replaced(f: &Finding, line_removed: bool) -> bool {
+    let short = f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short");
+    removed_by_the_jit(f) || (short && line_removed)
 }
 
 /// Findings about the library's own workings, which the user's code neither sees nor changes: a
@@ -438,6 +479,38 @@ mod tests {
         );
         assert_eq!(hidden_reasons(&findings, 0.005)[0].0, "under 0.5% of the run");
         assert!(hidden_reasons(&findings[..1], 0.01).is_empty());
+    }
+
+    /// A lambda's closure or a collection never filled that never leaves inlined code is removed
+    /// by HotSpot's escape analysis: hidden. Reaching a large method or a native, or a result
+    /// object of the program's own, it is shown.
+    #[test]
+    fn closures_and_empty_collections_in_inlined_code_are_hidden() {
+        let temp = |ty: &str, inlined: bool, empty: bool| {
+            let mut f = Finding { share: 0.05, ..hidden(None) };
+            for (k, v) in [
+                ("type", serde_json::json!(ty)),
+                ("inlined", serde_json::json!(inlined)),
+                ("empty_collection", serde_json::json!(empty)),
+                ("bytes", serde_json::json!(100_000)),
+            ] {
+                f.evidence.insert(k.into(), v);
+            }
+            f
+        };
+        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let mut calls = SiteCalls::new();
+        calls.insert(
+            ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),
+            SiteRuns { calls: 4000, instructions: 0 },
+        );
+        let hidden_as = |f: Finding| triage(vec![f], &totals, &calls, &Settings::default())[0].hidden.clone();
+        let removed = Some(SCALAR_REPLACED.to_string());
+        assert_eq!(hidden_as(temp("Main$Parser$$Lambda$3", true, false)), removed);
+        assert_eq!(hidden_as(temp("java.util.ArrayList", true, true)), removed);
+        assert_eq!(hidden_as(temp("Main$Parser$$Lambda$3", false, false)), None, "handed to a large method");
+        assert_eq!(hidden_as(temp("java.util.ArrayList", true, false)), None, "filled");
+        assert_eq!(hidden_as(temp("Main$Decision", true, false)), None, "the program's own values");
     }
 
     /// Objects a library made on a line that ran a few times, hundreds per run of it, all kept:

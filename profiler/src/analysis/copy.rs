@@ -1009,13 +1009,16 @@ fn line_of(at: &Location, user: bool) -> String {
     }
 }
 
+/// How a copy chain names a lambda's captured value.
+pub const LAMBDA_CAPTURE: &str = "a value the lambda captured";
+
 /// `Cell.value`: the instance field of `class` (or a superclass) in `slot`.
 pub fn instance_field_name(classes: &[Class], class: ClassId, slot: u32) -> String {
     match instance_field(classes, class, slot) {
         Some((k, f)) => {
             let owner = super::words::source_type(&k.name);
             match owner.as_str() {
-                "lambda" => "a value the lambda captured".into(),
+                "lambda" => LAMBDA_CAPTURE.into(),
                 _ => format!("{owner}.{}", f.name),
             }
         }

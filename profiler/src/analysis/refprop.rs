@@ -28,6 +28,18 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 const HEAP: u8 = 1;
 const USED: u8 = 2;
+/// Handed whole to a method that copies its characters into an output or another text.
+const WRITTEN: u8 = 4;
+
+/// HotSpot's `FreqInlineSize`: the bytecode size up to which a hot call is inlined. An object that
+/// only ever reaches methods this small, and is never stored or given to a native, does not escape
+/// the compiled code that makes it: escape analysis removes its allocation.
+const INLINED_CODE: u32 = 325;
+
+/// HotSpot's `MaxInlineSize`: a method this small that makes and returns an object is a factory
+/// (`TypeToken.get`, an `iterator()` wrapping another): what to change is the caller that calls it
+/// per value, not the factory, which cannot do without the object.
+const FACTORY_CODE: u32 = 35;
 
 #[derive(Debug, Default, Clone)]
 struct Stats {
@@ -50,6 +62,16 @@ struct Stats {
     /// sites that called them), to tell one only filled and asked for its size.
     collection: bool,
     calls_on: FxHashMap<MethodId, FxHashSet<Site>>,
+    /// Objects handed whole to a text output ([`WRITTEN`]).
+    written: u64,
+    /// The largest bytecode size of a method its objects were called on, passed into or returned
+    /// from; whether one was an argument of a native.
+    reach_code: u32,
+    to_native: bool,
+    /// Objects made in a method of the user's code no larger than [`FACTORY_CODE`]: the call
+    /// sites that called it, with counts; whether an object was returned from it.
+    makers: FxHashMap<Site, u64>,
+    returned: bool,
 }
 
 const MAX_SITES: usize = 64;
@@ -75,6 +97,9 @@ pub struct RefPropTracker {
     /// Per class (by id, filled on first sight): the slot of its `key` field when it is a JDK
     /// map's entry (`java.util.HashMap$Node`, `TreeMap$Entry`, `ConcurrentHashMap$Node`).
     key_slots: Vec<Option<Option<u32>>>,
+    /// Per method (by id, filled on first call): whether it copies a text argument into an
+    /// output or another text.
+    text_sinks: Vec<Option<bool>>,
 }
 
 impl RefPropTracker {
@@ -88,7 +113,29 @@ impl RefPropTracker {
             keep_graph: false,
             graph: None,
             key_slots: Vec::new(),
+            text_sinks: Vec::new(),
         }
+    }
+
+    /// Whether `m` copies the characters of a text argument into an output or another text:
+    /// `append`, `write`, `print`, `insert` of an `Appendable` (a `Writer`, a `StringBuilder`, a
+    /// `PrintStream`; the VM's string concatenation is a `StringBuilder` chain), `String.concat`.
+    fn copies_text(&mut self, methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+        let i = m as usize;
+        if i >= self.text_sinks.len() {
+            self.text_sinks.resize(i + 1, None);
+        }
+        *self.text_sinks[i].get_or_insert_with(|| {
+            let method = &methods[i];
+            let class = &classes[method.class as usize];
+            match &*method.name {
+                "append" | "write" | "print" | "println" | "insert" => {
+                    class.supertypes.iter().any(|&t| &*classes[t as usize].name == "java/lang/Appendable")
+                }
+                "concat" => &*class.name == "java/lang/String",
+                _ => false,
+            }
+        })
     }
 
     /// Whether the field at `slot` of `class`'s objects is a JDK map entry's key.
@@ -138,6 +185,12 @@ impl Tracker for RefPropTracker {
             self.flags.resize((i + 1).max(self.flags.len() * 2), 0);
         }
         self.flags[i] = 0;
+        if cx.is_user(a.site.method) && code_size(cx.methods, a.site.method) <= FACTORY_CODE {
+            // Callers' pcs point past their call op.
+            if let Some(caller) = cx.frames.len().checked_sub(2).map(|i| &cx.frames[i]) {
+                count_at(&mut self.stats[p].makers, Site { method: caller.method, pc: caller.pc.saturating_sub(1) });
+            }
+        }
     }
 
     fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
@@ -180,7 +233,12 @@ impl Tracker for RefPropTracker {
         }
     }
 
-    fn flow_use(&mut self, _: &Context, site: Site, obj: Ref, _: RefUse) {
+    fn flow_use(&mut self, _: &Context, site: Site, obj: Ref, how: RefUse) {
+        if how == RefUse::Native {
+            if let Some(p) = self.objects.producer_of(obj) {
+                self.stats[p as usize].to_native = true;
+            }
+        }
         // Where objects are first used (counting every use would cost a lookup per field access).
         if let Some(p) = self.mark(obj, USED) {
             let s = &mut self.stats[p];
@@ -189,12 +247,13 @@ impl Tracker for RefPropTracker {
         }
     }
 
-    fn on_call(&mut self, site: Site, callee: MethodId, _: usize, this: Ref, _: &crate::vm::tracker::Arguments) {
+    fn on_call(&mut self, site: Site, callee: MethodId, _: usize, this: Ref, args: &crate::vm::tracker::Arguments) {
         if this == 0 {
             return;
         }
         if let Some(p) = self.objects.producer_of(this) {
             let s = &mut self.stats[p as usize];
+            s.reach_code = s.reach_code.max(code_size(args.methods, callee));
             if s.collection && (s.calls_on.len() < MAX_SITES || s.calls_on.contains_key(&callee)) {
                 let sites = s.calls_on.entry(callee).or_default();
                 if sites.len() < 8 {
@@ -204,9 +263,24 @@ impl Tracker for RefPropTracker {
         }
     }
 
-    fn flow_pass(&mut self, _: &Context, site: Site, obj: Ref, _: RefPass) {
-        if let Some(p) = self.objects.producer_of(obj) {
-            self.stats[p as usize].call_sites.insert(site);
+    fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
+        let Some(p) = self.objects.producer_of(obj) else { return };
+        let (p, reached) = (
+            p as usize,
+            match how {
+                RefPass::Argument(callee) => callee,
+                RefPass::Return => site.method,
+            },
+        );
+        let made_here = self.objects.producers[p].site.method == site.method;
+        let s = &mut self.stats[p];
+        s.returned |= how == RefPass::Return && made_here;
+        s.call_sites.insert(site);
+        s.reach_code = s.reach_code.max(code_size(cx.methods, reached));
+        if let RefPass::Argument(callee) = how {
+            if self.copies_text(cx.methods, cx.classes, callee) && self.mark(obj, WRITTEN).is_some() {
+                self.stats[p].written += 1;
+            }
         }
     }
 
@@ -219,6 +293,24 @@ impl Tracker for RefPropTracker {
 }
 
 impl RefPropTracker {
+    /// The user line producer `p`'s findings go on: its first user frame, or, for objects a small
+    /// factory of the user's code makes and returns, the user's call of the factory that made
+    /// most of them.
+    fn placed(&self, p: usize, methods: &[Method], classes: &[Class]) -> Option<Site> {
+        let (prod, st) = (&self.objects.producers[p], &self.stats[p]);
+        let caller = st
+            .makers
+            .iter()
+            .max_by_key(|(s, n)| (**n, std::cmp::Reverse(**s)))
+            .filter(|(_, n)| **n * 2 >= prod.instances);
+        match caller {
+            Some((&site, _)) if st.returned && crate::vm::tracker::is_user_method(methods, classes, site.method) => {
+                Some(site)
+            }
+            _ => prod.user,
+        }
+    }
+
     /// The reference-propagation graph as it stands at the end: each allocation site with enough
     /// objects (in the source's words, with its figures) joined to the call/return and heap access
     /// sites its references passed through, and the stores that put them into the heap.
@@ -293,18 +385,27 @@ impl RefPropTracker {
             /// Objects never stored, objects used, over all contexts.
             nath: u64,
             used: u64,
+            written: u64,
+            /// No context's objects reach a native or a method too large to inline.
+            inlined: bool,
             /// Its largest context, which speaks for the line when all contexts agree.
             largest: usize,
         }
+        // Where each producer's findings go: its first user frame, or the caller of its factory.
+        let placed: Vec<Option<Site>> =
+            (0..self.objects.producers.len()).map(|p| self.placed(p, methods, classes)).collect();
         let mut lines: FxHashMap<(Site, Site), Line> = FxHashMap::default();
         for (p, prod) in self.objects.producers.iter().enumerate() {
-            let Some(user) = prod.user else { continue };
-            let l = lines.entry((prod.site, user)).or_insert_with(|| Line { largest: p, ..Line::default() });
+            let Some(user) = placed[p] else { continue };
+            let l =
+                lines.entry((prod.site, user)).or_insert_with(|| Line { largest: p, inlined: true, ..Line::default() });
             l.instances += prod.instances;
             l.bytes += prod.bytes;
             l.contexts += 1;
             l.nath += prod.instances - self.stats[p].in_heap.min(prod.instances);
             l.used += self.stats[p].used;
+            l.written += self.stats[p].written;
+            l.inlined &= stays_inlined(&self.stats[p]);
             if prod.instances > self.objects.producers[l.largest].instances {
                 l.largest = p;
             }
@@ -312,7 +413,7 @@ impl RefPropTracker {
         let mut by_kind: FxHashMap<Kind, Vec<Finding>> = FxHashMap::default();
         for (p, prod) in self.objects.producers.iter().enumerate() {
             let st = &self.stats[p];
-            let Some(user) = prod.user else { continue };
+            let Some(user) = placed[p] else { continue };
             let line = &lines[&(prod.site, user)];
             // NATH and never-used are said once for a line all of whose contexts agree, with all
             // its objects (by its largest context); other verdicts are per context.
@@ -328,6 +429,8 @@ impl RefPropTracker {
             let location = loc(user);
             let at_jdk = (prod.site != user).then(|| loc(prod.site));
             let what = words::allocation_subject(&location, &type_name, at_jdk.as_ref());
+            let made_by_library = Some(prod.site) != prod.user;
+            let from_value = made_by_library && makes_text_of_a_value(methods, classes, prod.site.method);
             // Whether the user's code ever touches these objects (makes, uses, stores or passes
             // them): if not, they are a library structure's insides.
             let user_site = |site: &Site| crate::vm::tracker::is_user_method(methods, classes, site.method);
@@ -357,10 +460,20 @@ impl RefPropTracker {
                     .evidence("type", type_name.clone())
                     .evidence("handled_by_user", handled_by_user)
                     .evidence("lookup_key", lookup_key)
-                    .evidence("made_by_library", at_jdk.is_some())
+                    .evidence("made_by_library", made_by_library)
+                    .evidence("written_objects", st.written)
+                    .evidence("from_value", from_value)
+                    .evidence("reach_code", st.reach_code)
+                    .evidence("inlined", nath == n && stays_inlined(st))
+                    .evidence("empty_collection", st.collection && never_filled(st, methods))
                     .evidence("graph_nodes", vec![p as u64]);
                 if let Some(j) = &at_jdk {
                     f = f.related(j.clone(), format!("allocated inside {}", words::short_method(&j.class, &j.method)));
+                }
+                // Placed at the factory's caller: where the factory made them, for what is said of
+                // the objects on their own line (their lifetime).
+                if let Some(j) = at_jdk.as_ref().filter(|_| Some(user) != prod.user) {
+                    f = f.evidence("factory_at", serde_json::json!([j.file, j.line]));
                 }
                 f
             };
@@ -378,6 +491,8 @@ impl RefPropTracker {
                     .evidence("bytes", line.bytes)
                     .evidence("nath_objects", line.nath)
                     .evidence("used_objects", line.used)
+                    .evidence("written_objects", line.written)
+                    .evidence("inlined", line.inlined)
                     .evidence("contexts", line.contexts)
             };
             let line_score = line.instances as f64 + line.bytes as f64 / 1e9;
@@ -487,6 +602,37 @@ impl RefPropTracker {
         }
         out
     }
+}
+
+/// Whether a producer's objects stay inside code HotSpot inlines: never given to a native, and
+/// every method they reach small enough to inline.
+fn stays_inlined(st: &Stats) -> bool {
+    !st.to_native && st.reach_code <= INLINED_CODE
+}
+
+/// A collection on which nothing but its constructor and size or emptiness was ever called.
+fn never_filled(st: &Stats, methods: &[Method]) -> bool {
+    st.calls_on.keys().all(|m| {
+        let name = &*methods[*m as usize].name;
+        name == "<init>" || SIZING.contains(&name)
+    })
+}
+
+/// The size of `m`'s bytecode (0 for a native or abstract method).
+fn code_size(methods: &[Method], m: MethodId) -> u32 {
+    methods[m as usize].raw.as_ref().map_or(0, |c| c.bytecode.len() as u32)
+}
+
+/// Whether the library method `m`, which made a string, made it from a value rather than from
+/// other text: it takes no reference and is not a method of a text (`Long.toString(long)`,
+/// `String.valueOf(char)`, a number formatter's buffer), so the string's characters exist nowhere
+/// else. A substring, a builder's `toString` or a concatenation copies characters that do.
+fn makes_text_of_a_value(methods: &[Method], classes: &[Class], m: MethodId) -> bool {
+    use crate::classfile::descriptor::Kind as Slot;
+    let method = &methods[m as usize];
+    let class = &classes[method.class as usize];
+    let text = |c: &Class| c.supertypes.iter().any(|&t| &*classes[t as usize].name == "java/lang/CharSequence");
+    !method.parsed.params.contains(&Slot::Reference) && (method.is_static() || !text(class))
 }
 
 /// Whether `class` is a `java.util` collection or map (what "filled, never read" applies to).

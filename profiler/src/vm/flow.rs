@@ -318,7 +318,7 @@ impl<T: Tracker> Vm<T> {
         }
         for &k in method.parsed.params.iter() {
             if k == Kind::Reference && t.stack[slot] != 0 {
-                self.tracker.flow_pass(&cx, site, t.stack[slot] as Ref, RefPass::Argument);
+                self.tracker.flow_pass(&cx, site, t.stack[slot] as Ref, RefPass::Argument(callee));
             }
             slot += k.slots();
         }

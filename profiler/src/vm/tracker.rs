@@ -98,7 +98,8 @@ pub enum Sink {
 /// How a reference is passed on without reaching the heap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RefPass {
-    Argument,
+    /// An argument of a call to this method (the one that runs: dispatch done).
+    Argument(MethodId),
     Return,
 }
 

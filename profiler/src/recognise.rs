@@ -76,12 +76,7 @@ fn mid_life_on_hotspot(f: &Finding) -> bool {
 /// the copy. A single move of a value that is then used is the program's state at work (a
 /// cursor, a save and restore, a relinking), not a pattern.
 fn copy_chain(f: &Finding) -> Option<Pattern> {
-    let path: Vec<&str> = f
-        .evidence
-        .get("path")
-        .and_then(|p| p.as_array())
-        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
-        .unwrap_or_default();
+    let path = strings(f, "path");
     // Into a box's value: a primitive boxed (and maybe unboxed from another box before).
     let boxes = path.last().is_some_and(|n| {
         let class = n.split(['.', ' ']).next().unwrap_or("");
@@ -203,12 +198,7 @@ const SET_UP_CALLS: [&str; 8] = [
 /// A call path is a pattern only when its cost looks redundant: the same work repeated, or a
 /// string built for nothing. The program's essential work is no pattern.
 fn bottleneck(f: &Finding, line: LineFacts) -> Option<Pattern> {
-    let calls: Vec<&str> = f
-        .evidence
-        .get("calls")
-        .and_then(|c| c.as_array())
-        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
-        .unwrap_or_default();
+    let calls = strings(f, "calls");
     let through = |prefix: &str| calls.iter().any(|c| c.starts_with(prefix));
     if line.dropped && builds_a_string(f) {
         return Some(Pattern::UnusedMessageString);
@@ -248,12 +238,8 @@ pub fn advice(f: &Finding, pattern: Pattern) -> String {
             format!("Keep these values primitive: each {simple} made here is a new object read once.")
         }
         Pattern::UnreadCostlyFields => {
-            let names: Vec<&str> = f
-                .evidence
-                .get("unread_fields")
-                .and_then(|a| a.as_array())
-                .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
-                .unwrap_or_default();
+            let names: Vec<&str> =
+                strings(f, "unread_fields").into_iter().map(|n| n.rsplit('.').next().unwrap_or(n)).collect();
             if names.is_empty() {
                 return pattern.entry().fix.to_string();
             }
@@ -275,6 +261,15 @@ pub fn advice(f: &Finding, pattern: Pattern) -> String {
         }
         _ => pattern.entry().fix.to_string(),
     }
+}
+
+/// A list of names in the evidence (a copy's path, a call path); empty when absent.
+fn strings<'f>(f: &'f Finding, key: &str) -> Vec<&'f str> {
+    f.evidence
+        .get(key)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
+        .unwrap_or_default()
 }
 
 fn text<'f>(f: &'f Finding, key: &str) -> &'f str {

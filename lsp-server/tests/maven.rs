@@ -30,7 +30,9 @@ fn project_files(name: &str) -> Vec<(String, String)> {
 fn start(name: &str) -> Editor {
     let files = project_files(name);
     let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
-    Editor::start(Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp")), &refs, json!({}))
+    // The shop's DTO copies save about 0.4% of its time as HotSpot pays it, under the default
+    // 0.5% line: shown here so that their hops across modules can be checked.
+    Editor::start(Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp")), &refs, json!({"thresholds": {"minShare": 0.002}}))
 }
 
 fn log_text(m: &Value) -> Option<&str> {
@@ -81,8 +83,8 @@ fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_l
         by_file.iter().filter(|(u, d)| u.contains(&format!("/ws/{m}/src/main/java/")) && !d.is_empty()).count()
     };
     assert!(in_module("core") > 0, "findings in core: {by_file:#?}");
-    // The app's own waste is under the 1% line (its regex internals are no copy chain): its
-    // files are published, cleared.
+    // The app's own waste is under the line (its regex internals are no copy chain): its files
+    // are published, cleared.
     assert!(by_file.iter().any(|(u, _)| u.contains("/ws/app/src/main/java/")), "app's files: {by_file:#?}");
     // The copy chain of core's DTOs is found, on core's own source, with a hop in another file.
     let (_, dto) = by_file.iter().find(|(u, _)| u.ends_with("core/ItemDto.java")).expect("ItemDto.java has findings");

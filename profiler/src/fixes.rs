@@ -8,11 +8,8 @@
 //! the finding's share ([`Unit`], [`measured_share`]). The test that holds claims to their fixes
 //! (`tests/fixes.rs`) and `bloatlens-bench --fixes` (which adds `java`) use them.
 
-use crate::analysis::bottleneck::BottleneckTracker;
-use crate::analysis::copy::CopyTracker;
-use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
-use crate::analysis::refprop::RefPropTracker;
+use crate::cost_model::{CostModel, Work};
 use crate::report::{Finding, Kind, Report, Settings};
 use crate::run::{run_with, RunConfig, RunResult};
 use crate::vm::Outcome;
@@ -99,47 +96,37 @@ pub fn finding_of<'a>(report: &'a Report, fix: &Fix) -> Option<&'a Finding> {
     })
 }
 
-/// What the VM counts of one run: the totals a finding's share is taken of, and the costs of
-/// `main` alone (the JVM's start-up and shutdown left out, as a harness that times `main`
-/// under `java` sees it).
+/// What the VM counts of one run: the program's own work (the run less the JDK's boot before
+/// `main`, as a share is taken of it and as a harness that times `main` under `java` sees it) and
+/// the heap it ends with.
 #[derive(Debug, Clone, Default)]
 pub struct VmTotals {
-    /// Bytecode instructions of the whole run (the share of a low-utility finding is of these).
-    pub instructions: u64,
-    /// Bytes allocated by the whole run (the share of NATH, usage and lifetime findings).
-    pub allocated_bytes: u64,
-    /// Heap-to-heap copies of the whole run (the share of copy chains and clones).
-    pub copies: u64,
-    /// Instructions of `main` and what it called (the share of a bottleneck: its `total`).
-    pub main_instructions: u64,
-    /// Bytes allocated by `main` and what it called.
-    pub main_bytes: u64,
+    /// Bytecode instructions and allocated bytes of the whole run.
+    pub run: Work,
+    /// Of `run`, what booting the JDK took before `main`.
+    pub boot: Work,
     /// The heap the run ends with: objects that survived a collection and lived to the end (a
-    /// possible leak's share is of this).
+    /// possible leak's share may be of this).
     pub heap_at_end: u64,
     /// What the program printed.
     pub stdout: Vec<u8>,
 }
 
-/// Runs the program under the trackers that count what shares are taken of (copies, the
-/// calling-context tree, lifetimes), with `settings` as a profile would use them. An error when
-/// the run could not start or did not end by itself.
+impl VmTotals {
+    /// The program's own work: the run less the JDK's boot.
+    pub fn program(&self) -> Work {
+        self.run.minus(self.boot)
+    }
+}
+
+/// Runs the program under the lifetime tracker (which knows the heap the run ends with), with
+/// `settings` as a profile would use them. An error when the run could not start or did not end
+/// by itself.
 pub fn vm_totals(run: &RunConfig, settings: &Settings) -> Result<VmTotals, String> {
     let mut run = run.clone();
     run.gc_interval_bytes = Some(settings.young_gen_bytes);
-    // The trackers as a profile holds them (one interpreter built for both), the three on.
-    let trackers = (
-        Some(CopyTracker::new(settings.clone())),
-        None::<RefPropTracker>,
-        None::<CostBenefitTracker>,
-        Some(BottleneckTracker::new(settings.clone())),
-        Some(LifetimeTracker::new(settings.clone(), settings.young_gen_bytes, true)),
-    );
-    let (result, (copy, _, _, bottleneck, lifetime)): (RunResult, _) =
-        run_with(&run, trackers).map_err(|e| format!("{}: {e}", run.class_path))?;
-    let (Some(copy), Some(bottleneck), Some(lifetime)) = (copy, bottleneck, lifetime) else {
-        unreachable!("the three trackers were on")
-    };
+    let tracker = LifetimeTracker::new(settings.clone(), settings.young_gen_bytes, false);
+    let (result, lifetime): (RunResult, _) = run_with(&run, tracker).map_err(|e| format!("{}: {e}", run.class_path))?;
     if !matches!(result.outcome, Outcome::Exited(0)) {
         return Err(format!(
             "{}: the run ended with {:?}: {}",
@@ -148,13 +135,9 @@ pub fn vm_totals(run: &RunConfig, settings: &Settings) -> Result<VmTotals, Strin
             String::from_utf8_lossy(&result.stderr)
         ));
     }
-    let nodes = &bottleneck.tree.nodes;
     Ok(VmTotals {
-        instructions: result.stats.instructions,
-        allocated_bytes: result.stats.allocated_bytes,
-        copies: copy.total_copies,
-        main_instructions: nodes.iter().map(|n| n.instructions).sum(),
-        main_bytes: nodes.iter().map(|n| n.bytes).sum(),
+        run: Work::new(result.stats.instructions, result.stats.allocated_bytes),
+        boot: result.boot,
         heap_at_end: lifetime.heap_at_end(),
         stdout: result.stdout,
     })
@@ -163,58 +146,45 @@ pub fn vm_totals(run: &RunConfig, settings: &Settings) -> Result<VmTotals, Strin
 /// What a finding's `share` is a share of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
-    /// Heap-to-heap copies of the run: copy chains and clones.
-    Copies,
-    /// Bytes allocated by the run: NATH, usage and lifetime findings.
-    AllocatedBytes,
-    /// The heap the run ends with: a possible leak.
-    HeapAtEnd,
-    /// Instructions of the run: low-utility structures.
-    Instructions,
-    /// Instructions of `main`: call paths (bottlenecks).
-    MainInstructions,
+    /// The program's estimated time on a warmed-up HotSpot ([`CostModel::HOTSPOT`] over its own
+    /// instructions and bytes): every finding.
+    HotSpotTime,
+    /// The larger of that and the share of the heap the run ends with: a possible leak.
+    HotSpotTimeOrHeapAtEnd,
 }
 
 impl Unit {
     /// The unit of `f.share` (as triage computes it).
     pub fn of(f: &Finding) -> Unit {
-        match f.kind {
-            Kind::CopyChain | Kind::Clone => Unit::Copies,
-            Kind::Bottleneck => Unit::MainInstructions,
-            Kind::LowUtility => Unit::Instructions,
-            Kind::Lifetime if f.evidence.get("leak").and_then(|l| l.as_bool()) == Some(true) => Unit::HeapAtEnd,
-            Kind::Nath
-            | Kind::MostlyNath
-            | Kind::NeverUsed
-            | Kind::RarelyUsed
-            | Kind::WriteReadImbalance
-            | Kind::Lifetime => Unit::AllocatedBytes,
+        if f.kind == Kind::Lifetime && f.evidence.get("leak").and_then(|l| l.as_bool()) == Some(true) {
+            Unit::HotSpotTimeOrHeapAtEnd
+        } else {
+            Unit::HotSpotTime
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
-            Unit::Copies => "heap copies",
-            Unit::AllocatedBytes => "allocated bytes",
-            Unit::HeapAtEnd => "heap at end",
-            Unit::Instructions => "instructions",
-            Unit::MainInstructions => "instructions of main",
+            Unit::HotSpotTime => "estimated HotSpot time",
+            Unit::HotSpotTimeOrHeapAtEnd => "estimated HotSpot time or heap at end",
         }
     }
 }
 
+/// The estimated HotSpot time of `work`, in nanoseconds: what a share is a share of.
+pub fn estimated_nanos(work: Work) -> f64 {
+    CostModel::HOTSPOT.nanos(work)
+}
+
 /// The saving a fix measured on the VM, in the unit of the finding's share: what the original
-/// counted less what the fixed program counts, over the original's total. Negative when the fix
-/// costs more. The one place that says what a share's unit measures: when the unit changes, so
-/// does this.
+/// cost less what the fixed program costs, over the original's cost. Negative when the fix costs
+/// more. The one place that says what a share's unit measures: when the unit changes, so does
+/// this.
 pub fn measured_share(unit: Unit, before: &VmTotals, after: &VmTotals) -> f64 {
-    let saved = |b: u64, a: u64| saving(b as f64, a as f64);
+    let time = saving(estimated_nanos(before.program()), estimated_nanos(after.program()));
     match unit {
-        Unit::Copies => saved(before.copies, after.copies),
-        Unit::AllocatedBytes => saved(before.allocated_bytes, after.allocated_bytes),
-        Unit::HeapAtEnd => saved(before.heap_at_end, after.heap_at_end),
-        Unit::Instructions => saved(before.instructions, after.instructions),
-        Unit::MainInstructions => saved(before.main_instructions, after.main_instructions),
+        Unit::HotSpotTime => time,
+        Unit::HotSpotTimeOrHeapAtEnd => time.max(saving(before.heap_at_end as f64, after.heap_at_end as f64)),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod classfile;
 pub mod classpath;
+pub mod cost_model;
 pub mod fixes;
 pub mod gate;
 pub mod graphs;

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "bloatlens-report/3";
+pub const SCHEMA: &str = "bloatlens-report/4";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
@@ -100,6 +100,12 @@ pub struct RunInfo {
     pub wall_ms: u64,
     pub instructions: u64,
     pub allocated_bytes: u64,
+    /// Of `instructions` and `allocated_bytes`, what booting the JDK took before `main`: shares are
+    /// of the rest, the program's own work.
+    #[serde(default)]
+    pub boot_instructions: u64,
+    #[serde(default)]
+    pub boot_allocated_bytes: u64,
     pub collections: u64,
 }
 
@@ -163,8 +169,8 @@ pub struct Settings {
     /// A low-utility structure's cost is at least this many times its benefit, n-RAC / (n-RAB + 1).
     #[serde(alias = "lowUtilityRate")]
     pub low_utility_rate: f64,
-    /// A finding whose fix would save less than this share of the run is hidden from the editor
-    /// and summarised in the CLI.
+    /// A finding whose fix would save less than this share of the program's estimated time on
+    /// HotSpot is hidden from the editor and summarised in the CLI.
     #[serde(alias = "minShare")]
     pub min_share: f64,
 }
@@ -189,7 +195,7 @@ impl Default for Settings {
             tree_height: 4,
             low_utility_min_cost: 1000,
             low_utility_rate: 4.0,
-            min_share: 0.01,
+            min_share: 0.005,
         }
     }
 }

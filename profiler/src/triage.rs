@@ -7,15 +7,15 @@
 //!    bookkeeping — their bytes roll up into the user-level finding on the same line;
 //! 2. merges findings of one kind on one user line into one, the costliest first, the others as
 //!    evidence (`also`);
-//! 3. costs each finding by what a fix would save, as a share of the run (`share`): heap copies
-//!    for copy chains, allocated bytes for allocation findings, instructions for structures and
-//!    call paths;
+//! 3. costs each finding by what a fix would save (`share`): the instructions and bytes it
+//!    removes, priced as HotSpot pays them ([`crate::cost_model`]), over the program's own work;
 //! 4. hides what is not worth a developer's attention (`hidden`): work done once (a user line
 //!    that ran once — the JDK's one-time set-up behind the first `printf` lands there), call
 //!    paths that are the program's essential work (nothing on them repeated or dropped) and
 //!    findings under the `min_share` setting;
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
+use crate::cost_model::{self, CostModel, Work};
 use crate::patterns::Pattern;
 use crate::recognise::{self, builds_a_string, flag, num, value_text_written, LineFacts};
 use crate::report::{Family, Finding, Kind, Settings, Severity};
@@ -24,10 +24,8 @@ use std::collections::HashMap;
 /// The run's totals that shares are taken of.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunTotals {
-    pub instructions: u64,
-    pub allocated_bytes: u64,
-    /// Heap-to-heap copies (copy profiling on), 0 when unknown.
-    pub copies: u64,
+    /// The program's own work: the run less the JDK's boot before `main`.
+    pub program: Work,
 }
 
 /// How often each call site of the user's code ran and what its calls cost, keyed by (class,
@@ -356,12 +354,21 @@ fn is_mechanics(f: &Finding) -> bool {
     flag(f, "user_data") == Some(false) || flag(f, "handled_by_user") == Some(false)
 }
 
-/// What a fix would save, as a share of the run.
+/// What a fix would save, as a share of the program's estimated time on HotSpot
+/// ([`crate::cost_model`]): the finding's [`Work`] priced by the model.
 fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
-    let of = |n: u64, total: u64| if total == 0 { 0.0 } else { (n as f64 / total as f64).min(1.0) };
+    CostModel::HOTSPOT.share(saved_work(f, calls), t.program)
+}
+
+/// What a fix removes, as the VM counted it.
+fn saved_work(f: &Finding, calls: &SiteCalls) -> Work {
     match f.kind {
-        Kind::CopyChain => of(num(f, "frequency") * num(f, "hops"), t.copies),
-        Kind::Clone => of(num(f, "copies").max(num(f, "volume") / 4), t.copies),
+        Kind::CopyChain => cost_model::copy_chain(num(f, "frequency"), num(f, "hops"), num(f, "through_containers")),
+        // A clone not made: its copies, and the objects it allocated (about the bytes it copied).
+        Kind::Clone => {
+            let volume = num(f, "volume");
+            cost_model::COPY.times(num(f, "copies").max(volume / 4)).plus(Work::new(0, volume))
+        }
         // What building it costs, or, for unread fields of a useful object, what computing those costs.
         // A collection only filled: what the calls that made and filled it cost.
         Kind::LowUtility if f.evidence.contains_key("cost_sites") => {
@@ -379,18 +386,21 @@ fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
                     calls.get(&key).map(|r| r.instructions)
                 })
                 .sum();
-            of(cost, t.instructions)
+            Work::new(cost, 0)
         }
         Kind::LowUtility => {
             let avoidable = if f.evidence.contains_key("avoidable_cost") { "avoidable_cost" } else { "n_rac" };
-            of(num(f, avoidable), t.instructions)
+            Work::new(num(f, avoidable), 0)
         }
-        Kind::Bottleneck => f.evidence.get("share").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        // The calls' instructions (or copies) and the bytes they allocate.
+        Kind::Bottleneck => match f.evidence.get("metric").and_then(|m| m.as_str()) {
+            Some("bytes") => Work::new(0, num(f, "cum")),
+            Some("copies") => cost_model::COPY.times(num(f, "cum")).plus(Work::new(0, num(f, "cum_bytes"))),
+            _ => Work::new(num(f, "cum"), num(f, "cum_bytes")),
+        },
         // A mixed site: what its throw-away objects cost, not what the callers that keep theirs do.
-        Kind::Lifetime if f.evidence.contains_key("temporary_bytes") => {
-            of(num(f, "temporary_bytes"), t.allocated_bytes)
-        }
-        _ => of(num(f, "bytes"), t.allocated_bytes),
+        Kind::Lifetime if f.evidence.contains_key("temporary_bytes") => Work::new(0, num(f, "temporary_bytes")),
+        _ => Work::new(0, num(f, "bytes")),
     }
 }
 
@@ -498,7 +508,7 @@ mod tests {
             }
             f
         };
-        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();
         calls.insert(
             ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),
@@ -531,7 +541,7 @@ mod tests {
             }
             f
         };
-        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();
         calls.insert(
             ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),

@@ -436,6 +436,8 @@ impl BottleneckTracker {
         let metric = self.metric();
         let mut labels = Labels::default();
         let profile = TreeProfile::new(&self.tree, metric, &mut labels);
+        // What the same calls allocate: a fix that stops them saves their bytes too (the cost model).
+        let bytes = TreeProfile::new(&self.tree, Metric::Bytes, &mut labels);
         let total = profile.total();
         if total <= 0 {
             return Vec::new();
@@ -451,7 +453,11 @@ impl BottleneckTracker {
         let mut locator = Locator::default();
         found
             .iter()
-            .filter_map(|f| self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator))
+            .filter_map(|f| {
+                let finding =
+                    self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator)?;
+                Some(finding.evidence("cum_bytes", bytes.cum_of(&f.summary).max(0)))
+            })
             .collect()
     }
 

@@ -105,7 +105,6 @@ pub struct CopyTracker {
     frames: Vec<Vec<(MethodId, u64)>>,
     active: Vec<Vec<u32>>,
     last_native: Site,
-    pub total_copies: u64,
     /// Filled by `finish`.
     pub findings: Vec<Finding>,
     pub profile: Vec<MethodCopies>,
@@ -133,7 +132,6 @@ impl CopyTracker {
             frames: vec![Vec::new()],
             active: vec![Vec::new()],
             last_native: Site::default(),
-            total_copies: 0,
             findings: Vec::new(),
             profile: Vec::new(),
             keep_graph: false,
@@ -234,7 +232,6 @@ impl CopyTracker {
         }
         self.flat[m] += n;
         self.copies[self.cur] += n;
-        self.total_copies += n;
     }
 }
 
@@ -781,6 +778,7 @@ impl Analysis<'_> {
             .evidence("via_container", into.is_some())
             .evidence("field", field)
             .evidence("hops", hops)
+            .evidence("through_containers", edges[..hops - 1].iter().filter(|e| self.is_container(e.dst)).count())
             .evidence("frequency", c.freq)
             .evidence("bytes", c.bytes)
             .evidence("volume", c.volume())

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod classfile;
 pub mod classpath;
+pub mod evidence;
 pub mod gate;
 pub mod graphs;
 pub mod javac;

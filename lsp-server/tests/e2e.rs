@@ -236,7 +236,7 @@ fn a_calls_squiggle_covers_the_call() {
         .map(|part| part.split(' ').next().unwrap().parse::<usize>().unwrap_or_else(|_| panic!("{message}")))
         .sum();
     assert_eq!(shown + hidden, total, "every finding is accounted for: {message}");
-    assert!(why.contains("under 1% of the run"), "{message}");
+    assert!(why.contains("under 0.5% of the run"), "{message}");
     ed.finish();
 }
 

@@ -90,6 +90,9 @@ pub struct CopyChainEvidence {
     /// The allocation whose reference or data starts the chain, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub producer: Option<String>,
+    /// Library containers or boxes the value passes through on its way (put in, taken out again):
+    /// work a fix saves on top of the copies.
+    pub through_containers: u64,
     /// The chain moves the program's data (false: only a library's bookkeeping, such as a cursor).
     pub user_data: bool,
     /// The chain copies into an intermediate container (a map's entry, an array, a box).
@@ -411,6 +414,8 @@ pub struct BottleneckEvidence {
     /// This sequence's cum in the run given to `--compare`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cum_before: Option<i64>,
+    /// The bytes the same calls allocate, whatever the metric: a fix saves them too.
+    pub cum_bytes: u64,
     /// The change of its cum since that run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cum_change: Option<i64>,

@@ -5,6 +5,7 @@
 pub mod analysis;
 pub mod classfile;
 pub mod classpath;
+pub mod cost_model;
 pub mod evidence;
 pub mod gate;
 pub mod graphs;

@@ -98,7 +98,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
     let flow = a.copy || a.refprop || a.costben || a.bottleneck;
     let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, flow));
-    let (mut tree, mut cost_benefit, mut calls, mut copies) = (None, None, SiteCalls::new(), 0);
+    let (mut tree, mut cost_benefit, mut calls) = (None, None, SiteCalls::new());
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
         let trackers = (
@@ -120,7 +120,6 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
-            copies = c.total_copies;
             graphs.copy = c.graph;
             f.extend(c.findings);
             profile = c.profile;
@@ -149,8 +148,8 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     } else {
         (crate::run::run(&run)?, Vec::new(), Vec::new())
     };
-    let totals =
-        RunTotals { instructions: result.stats.instructions, allocated_bytes: result.stats.allocated_bytes, copies };
+    let counted = crate::cost_model::Work::new(result.stats.instructions, result.stats.allocated_bytes);
+    let totals = RunTotals { program: counted.minus(result.boot) };
     let mut findings = triage(findings, &totals, &calls, &s);
     if matches!(result.outcome, Outcome::Stopped(_)) {
         keep_what_a_stopped_run_knows(&mut findings);
@@ -221,6 +220,8 @@ fn make_report(
             wall_ms: result.stats.wall.as_millis() as u64,
             instructions: result.stats.instructions,
             allocated_bytes: result.stats.allocated_bytes,
+            boot_instructions: result.boot.instructions,
+            boot_allocated_bytes: result.boot.bytes,
             collections: result.stats.collections,
         },
         findings,

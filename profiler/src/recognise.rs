@@ -146,7 +146,9 @@ fn copy_chain(f: &Finding, c: &CopyChainEvidence) -> Option<Pattern> {
         return Some(Pattern::DefensiveCopyPerCall);
     }
     if c.via_container {
-        return Some(Pattern::IntermediateContainer);
+        // Put into a collection and never taken out into another place: the program keeping its
+        // data there (a set's `PRESENT` marker, a list of the lines it parsed), not a go-between.
+        return (c.through_containers > 0).then_some(Pattern::IntermediateContainer);
     }
     (hops >= 2 || !consumed).then_some(Pattern::LayeredCopy)
 }
@@ -333,9 +335,17 @@ mod tests {
             chain(&["Ledger.balance (line 10)", "Long.value (line 13)"], 1, true, true),
             Some(Pattern::BoxingInLoop)
         );
+        let through = |path: &[&str], hops: u64, through_containers: u64| {
+            of(Evidence::CopyChain(CopyChainEvidence { through_containers, ..copy(path, hops, true, true) }))
+        };
         assert_eq!(
-            chain(&["Customer.name", "HashMap.Node.value (line 9)"], 1, true, true),
+            through(&["Customer.name", "HashMap.Node.value (line 9)", "Row.name (line 12)"], 2, 1),
             Some(Pattern::IntermediateContainer)
+        );
+        assert_eq!(
+            through(&["static HashSet.PRESENT", "HashMap.Node.value (line 80)"], 1, 0),
+            None,
+            "put into a collection and kept there: the program's data, no go-between"
         );
         assert_eq!(chain(&["Entity.id", "Order.id", "Dto.id"], 2, true, false), Some(Pattern::LayeredCopy));
         assert_eq!(chain(&["Order.id", "Audit.id"], 1, false, false), Some(Pattern::LayeredCopy), "never used");

@@ -8,7 +8,7 @@
 use crate::evidence::Evidence;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "bloatlens-report/3";
+pub const SCHEMA: &str = "bloatlens-report/4";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Report {
@@ -101,6 +101,12 @@ pub struct RunInfo {
     pub wall_ms: u64,
     pub instructions: u64,
     pub allocated_bytes: u64,
+    /// Of `instructions` and `allocated_bytes`, what booting the JDK took before `main`: shares are
+    /// of the rest, the program's own work.
+    #[serde(default)]
+    pub boot_instructions: u64,
+    #[serde(default)]
+    pub boot_allocated_bytes: u64,
     pub collections: u64,
 }
 
@@ -164,8 +170,8 @@ pub struct Settings {
     /// A low-utility structure's cost is at least this many times its benefit, n-RAC / (n-RAB + 1).
     #[serde(alias = "lowUtilityRate")]
     pub low_utility_rate: f64,
-    /// A finding whose fix would save less than this share of the run is hidden from the editor
-    /// and summarised in the CLI.
+    /// A finding whose fix would save less than this share of the program's estimated time on
+    /// HotSpot is hidden from the editor and summarised in the CLI.
     #[serde(alias = "minShare")]
     pub min_share: f64,
 }
@@ -190,7 +196,7 @@ impl Default for Settings {
             tree_height: 4,
             low_utility_min_cost: 1000,
             low_utility_rate: 4.0,
-            min_share: 0.01,
+            min_share: 0.005,
         }
     }
 }

@@ -75,6 +75,9 @@ pub struct RunResult {
     pub stats: Stats,
     /// Time spent booting the JDK (initPhase1) before `main`.
     pub boot_time: Duration,
+    /// What booting the JDK ran and allocated before `main`: the part of `stats` that is not the
+    /// program's (a warmed-up `java` does not pay it again).
+    pub boot: crate::cost_model::Work,
     /// Where a run that did not end by itself (a budget, a cancel) spent its last seconds.
     pub stopped_at: Option<crate::vm::whereabouts::StopPlace>,
 }
@@ -216,6 +219,8 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;
     let boot_time = started.elapsed();
+    let booted = vm.stats();
+    let boot = crate::cost_model::Work::new(booted.instructions, booted.allocated_bytes);
     // A crash of the program's run (a bug of ours) still leaves the trackers what they saw until
     // then: the run ends as stopped, and its report says what ran. The heap may be inconsistent
     // after it, so no final collection reads it.
@@ -235,7 +240,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     vm.tracker.on_instructions(stats.instructions);
     vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
-    Ok((RunResult { outcome, stdout, stderr, stats, boot_time, stopped_at }, vm.tracker))
+    Ok((RunResult { outcome, stdout, stderr, stats, boot_time, boot, stopped_at }, vm.tracker))
 }
 
 pub fn run(config: &RunConfig) -> Result<RunResult, VmError> {

@@ -7,15 +7,16 @@
 //!    bookkeeping — their bytes roll up into the user-level finding on the same line;
 //! 2. merges findings of one kind on one user line into one, the costliest first, the others as
 //!    evidence (`also`);
-//! 3. costs each finding by what a fix would save, as a share of the run (`share`): heap copies
-//!    for copy chains, allocated bytes for allocation findings, instructions for structures and
-//!    call paths;
+//! 3. costs each finding by what a fix would save (`share`): the instructions and bytes it
+//!    removes, priced as HotSpot pays them ([`crate::cost_model`]), over the program's own work;
 //! 4. hides what is not worth a developer's attention (`hidden`): work done once (a user line
 //!    that ran once — the JDK's one-time set-up behind the first `printf` lands there), call
 //!    paths that are the program's essential work (nothing on them repeated or dropped) and
 //!    findings under the `min_share` setting;
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
+use crate::analysis::calltree::Metric;
+use crate::cost_model::{self, CostModel, Work};
 use crate::evidence::{AlsoEntry, Evidence, LifetimeClass, LifetimeEvidence};
 use crate::patterns::Pattern;
 use crate::recognise::{self, builds_a_string, LineFacts};
@@ -25,10 +26,8 @@ use std::collections::HashMap;
 /// The run's totals that shares are taken of.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunTotals {
-    pub instructions: u64,
-    pub allocated_bytes: u64,
-    /// Heap-to-heap copies (copy profiling on), 0 when unknown.
-    pub copies: u64,
+    /// The program's own work: the run less the JDK's boot before `main`.
+    pub program: Work,
 }
 
 /// How often each call site of the user's code ran and what its calls cost, keyed by (class,
@@ -368,15 +367,21 @@ fn mechanics_bytes(f: &Finding) -> Option<u64> {
     }
 }
 
-/// What a fix would save, as a share of the run.
+/// What a fix would save, as a share of the program's estimated time on HotSpot
+/// ([`crate::cost_model`]): the finding's [`Work`] priced by the model.
 fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
-    let of = |n: u64, total: u64| if total == 0 { 0.0 } else { (n as f64 / total as f64).min(1.0) };
+    CostModel::HOTSPOT.share(saved_work(f, calls), t.program)
+}
+
+/// What a fix removes, as the VM counted it.
+fn saved_work(f: &Finding, calls: &SiteCalls) -> Work {
     // Cost-benefit's figures are sums, rounded floats: counted whole.
     let whole = |x: f64| x.max(0.0) as u64;
     match &f.evidence {
-        Evidence::CopyChain(c) => of(c.frequency * c.hops, t.copies),
-        // Its copies, as 4-byte values (its volume is in bytes).
-        Evidence::Clone(c) => of(c.volume / 4, t.copies),
+        Evidence::CopyChain(c) => cost_model::copy_chain(c.frequency, c.hops, c.through_containers),
+        // A clone not made: its copies (as 4-byte values), and the objects it allocated (about the
+        // bytes it copied).
+        Evidence::Clone(c) => cost_model::COPY.times(c.volume / 4).plus(Work::new(0, c.volume)),
         // A collection only filled: what the calls that made and filled it cost.
         Evidence::FilledCollection(c) => {
             let cost: u64 = c
@@ -387,15 +392,23 @@ fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
                     calls.get(&key).map(|r| r.instructions)
                 })
                 .sum();
-            of(cost, t.instructions)
+            Work::new(cost, 0)
         }
         // What building it costs, or, for unread fields of a useful object, what computing those costs.
-        Evidence::LowUtility(l) => of(whole(l.avoidable_cost), t.instructions),
-        Evidence::Bottleneck(b) => b.share,
+        Evidence::LowUtility(l) => Work::new(whole(l.avoidable_cost), 0),
+        // The calls' instructions (or copies) and the bytes they allocate.
+        Evidence::Bottleneck(b) => {
+            let cum = b.cum.max(0) as u64;
+            match b.metric {
+                Metric::Bytes => Work::new(0, cum),
+                Metric::Copies => cost_model::COPY.times(cum).plus(Work::new(0, b.cum_bytes)),
+                Metric::Instructions => Work::new(cum, b.cum_bytes),
+            }
+        }
         // A mixed site: what its throw-away objects cost, not what the callers that keep theirs do.
-        Evidence::Lifetime(LifetimeEvidence { temporary_bytes: Some(bytes), .. }) => of(*bytes, t.allocated_bytes),
-        Evidence::Lifetime(l) => of(l.bytes, t.allocated_bytes),
-        Evidence::Usage(_, u) => of(u.bytes, t.allocated_bytes),
+        Evidence::Lifetime(LifetimeEvidence { temporary_bytes: Some(bytes), .. }) => Work::new(0, *bytes),
+        Evidence::Lifetime(l) => Work::new(0, l.bytes),
+        Evidence::Usage(_, u) => Work::new(0, u.bytes),
     }
 }
 
@@ -511,7 +524,7 @@ mod tests {
             };
             with_share(Evidence::Usage(UsageKind::Nath, u))
         };
-        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();
         calls.insert(
             ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),
@@ -540,7 +553,7 @@ mod tests {
                 ..LifetimeEvidence::default()
             }))
         };
-        let totals = RunTotals { instructions: 1_000_000, allocated_bytes: 1 << 20, copies: 0 };
+        let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();
         calls.insert(
             ("Main".into(), "main".into(), "([Ljava/lang/String;)V".into(), 0),

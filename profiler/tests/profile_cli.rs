@@ -73,7 +73,7 @@ fn profiles_a_source_file_and_writes_json() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "sum 59700\n", "the program's own output still appears");
     let r = json_report(&out);
-    assert_eq!(r["schema"], "bloatlens-report/3");
+    assert_eq!(r["schema"], "bloatlens-report/4");
     assert_eq!(r["run"]["outcome"], "exited");
     assert_eq!(r["run"]["partial"], false);
     let nath = r["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "nath").expect("a NATH finding");

@@ -438,6 +438,8 @@ impl BottleneckTracker {
         let metric = self.metric();
         let mut labels = Labels::default();
         let profile = TreeProfile::new(&self.tree, metric, &mut labels);
+        // What the same calls allocate: a fix that stops them saves their bytes too (the cost model).
+        let bytes = TreeProfile::new(&self.tree, Metric::Bytes, &mut labels);
         let total = profile.total();
         if total <= 0 {
             return Vec::new();
@@ -453,7 +455,14 @@ impl BottleneckTracker {
         let mut locator = Locator::default();
         found
             .iter()
-            .filter_map(|f| self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator))
+            .filter_map(|f| {
+                let mut finding =
+                    self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator)?;
+                if let Evidence::Bottleneck(b) = &mut finding.evidence {
+                    b.cum_bytes = bytes.cum_of(&f.summary).max(0) as u64;
+                }
+                Some(finding)
+            })
             .collect()
     }
 

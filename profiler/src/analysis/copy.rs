@@ -106,7 +106,6 @@ pub struct CopyTracker {
     frames: Vec<Vec<(MethodId, u64)>>,
     active: Vec<Vec<u32>>,
     last_native: Site,
-    pub total_copies: u64,
     /// Filled by `finish`.
     pub findings: Vec<Finding>,
     pub profile: Vec<MethodCopies>,
@@ -134,7 +133,6 @@ impl CopyTracker {
             frames: vec![Vec::new()],
             active: vec![Vec::new()],
             last_native: Site::default(),
-            total_copies: 0,
             findings: Vec::new(),
             profile: Vec::new(),
             keep_graph: false,
@@ -235,7 +233,6 @@ impl CopyTracker {
         }
         self.flat[m] += n;
         self.copies[self.cur] += n;
-        self.total_copies += n;
     }
 }
 
@@ -786,6 +783,7 @@ impl Analysis<'_> {
             merge_key,
             path: path.clone(),
             producer,
+            through_containers: edges[..hops - 1].iter().filter(|e| self.is_container(e.dst)).count() as u64,
             user_data,
             via_container: into.is_some(),
             volume: c.volume(),

@@ -80,7 +80,7 @@ fn finding_at<'a>(snap: &'a Snapshot, args: &[serde_json::Value]) -> Option<(&'a
             return Some((m, at_cursor(m).then_some(0)));
         }
     }
-    let is_chain = |m: &Mapped| m.finding.kind == bloatlens_profiler::report::Kind::CopyChain;
+    let is_chain = |m: &Mapped| m.finding.kind() == bloatlens_profiler::report::Kind::CopyChain;
     let has_places = |m: &Mapped| !m.related.is_empty();
     let on_line: Vec<&Mapped> = snap.findings_in(&uri).filter(|m| at_cursor(m)).collect();
     if let Some(m) = on_line.iter().find(|m| is_chain(m)).or_else(|| on_line.iter().find(|m| has_places(m))) {
@@ -422,10 +422,10 @@ impl LanguageServer for Backend {
                 self.show(uri.clone(), range);
                 // What the client says of the step: "stop 2 of 5 of the call path".
                 let message =
-                    format!("stop {} of {} of the {}", i + 1, stops.len(), to_proto::walk_name(m.finding.kind));
+                    format!("stop {} of {} of the {}", i + 1, stops.len(), to_proto::walk_name(m.finding.kind()));
                 Ok(Some(serde_json::json!({
                     "uri": uri, "range": range, "hop": i, "of": stops.len(), "chain": m.key,
-                    "kind": m.finding.kind, "message": message,
+                    "kind": m.finding.kind(), "message": message,
                 })))
             }
             "bloatlens.showChain" => {
@@ -447,11 +447,11 @@ impl LanguageServer for Backend {
                 // The picker's title: "copy chain · 5 places".
                 let title = format!(
                     "{} · {} place{}",
-                    to_proto::walk_name(m.finding.kind),
+                    to_proto::walk_name(m.finding.kind()),
                     hops.len(),
                     if hops.len() == 1 { "" } else { "s" }
                 );
-                Ok(Some(serde_json::json!({ "kind": m.finding.kind, "key": m.key, "title": title, "hops": hops })))
+                Ok(Some(serde_json::json!({ "kind": m.finding.kind(), "key": m.key, "title": title, "hops": hops })))
             }
             "bloatlens.suppress" => {
                 let keys: Vec<String> = args.iter().filter_map(|v| v.as_str()).map(String::from).collect();

@@ -971,12 +971,12 @@ impl State {
             if self.suppressed.contains(&key) {
                 continue;
             }
-            let Some((uri, range)) = place(&f.location, f.kind.as_str()) else { continue };
+            let Some((uri, range)) = place(&f.location, f.kind().as_str()) else { continue };
             let related = f
                 .related
                 .iter()
                 .filter_map(|r| {
-                    let (uri, range) = place(&r.location, f.kind.as_str())?;
+                    let (uri, range) = place(&r.location, f.kind().as_str())?;
                     Some(RelatedPlace { uri, range, role: r.role.clone() })
                 })
                 .collect();

@@ -2,6 +2,10 @@
 //! The only module that knows both the report and the protocol.
 
 use crate::state::{Mapped, Snapshot, Status};
+use bloatlens_profiler::analysis::calltree::Metric;
+use bloatlens_profiler::evidence::{
+    BottleneckEvidence, Evidence, LifetimeClass, LowUtilityEvidence, RepeatedWork, UsageKind,
+};
 use bloatlens_profiler::patterns::Pattern;
 use bloatlens_profiler::report::{human_bytes, Finding, Kind, Severity};
 use tower_lsp_server::ls_types::{
@@ -57,7 +61,7 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
     Diagnostic {
         range: lead.range,
         severity: Some(if lead.stale { DiagnosticSeverity::HINT } else { severity(f) }),
-        code: Some(NumberOrString::String(f.pattern.map_or(f.kind.as_str(), |p| p.id()).to_string())),
+        code: Some(NumberOrString::String(f.pattern.map_or(f.kind().as_str(), |p| p.id()).to_string())),
         code_description: f.pattern.and_then(|p| {
             let href = format!("https://github.com/bloatlens/bloatlens/blob/main/{}", p.doc_anchor());
             Some(CodeDescription { href: href.parse().ok()? })
@@ -66,24 +70,9 @@ fn line_diagnostic(group: &[&Mapped]) -> Diagnostic {
         message,
         related_information: (!related.is_empty()).then_some(related),
         // The analysis's kind, for clients and tests that sort by it; the code is the pattern.
-        data: Some(serde_json::json!({ "key": lead.key, "keys": keys, "kind": f.kind })),
+        data: Some(serde_json::json!({ "key": lead.key, "keys": keys, "kind": f.kind() })),
         ..Default::default()
     }
-}
-
-/// A figure of the finding's evidence as a count: stored counts, and sums stored as floats
-/// (cost-benefit's) rounded; `None` when the finding does not have it.
-fn num(f: &Finding, key: &str) -> Option<u64> {
-    let v = f.evidence.get(key)?;
-    v.as_u64().or_else(|| v.as_f64().filter(|x| x.is_finite()).map(|x| x.max(0.0).round() as u64))
-}
-
-fn text<'f>(f: &'f Finding, key: &str) -> Option<&'f str> {
-    f.evidence.get(key).and_then(|v| v.as_str())
-}
-
-fn flag(f: &Finding, key: &str) -> Option<bool> {
-    f.evidence.get(key).and_then(|v| v.as_bool())
 }
 
 /// `1,500`.
@@ -108,7 +97,7 @@ fn percent(share: f64) -> String {
 /// What a finding is, for the reader: its pattern's title (`Boxing in a hot loop`), else its
 /// kind's name (`lifetime`).
 fn name(f: &Finding) -> &'static str {
-    f.pattern.map_or(f.kind.label(), |p| p.title())
+    f.pattern.map_or(f.kind().label(), |p| p.title())
 }
 
 /// A kind's name at the start of a sentence: `Copy chain`, `NATH`, `Written, not read`.
@@ -124,43 +113,61 @@ fn label_capitalized(kind: Kind) -> String {
 /// with says what a fix saves.
 pub fn lens_title(f: &Finding) -> String {
     lens_words(f)
-        .unwrap_or_else(|| format!("{}: a fix saves {} of the run", label_capitalized(f.kind), percent(f.share)))
+        .unwrap_or_else(|| format!("{}: a fix saves {} of the run", label_capitalized(f.kind()), percent(f.share)))
+}
+
+/// A figure a lens is told with: `None` when it is zero (a finding read without its figures).
+fn some(n: u64) -> Option<u64> {
+    (n > 0).then_some(n)
+}
+
+/// Cost-benefit's sums (floats) as counts.
+fn rounded(x: f64) -> u64 {
+    if x.is_finite() {
+        x.max(0.0).round() as u64
+    } else {
+        0
+    }
 }
 
 fn lens_words(f: &Finding) -> Option<String> {
-    let n = |k: &str| num(f, k);
-    Some(match f.kind {
-        Kind::CopyChain => {
-            let size = n("volume").map(|v| format!(" ({})", human_bytes(v))).unwrap_or_default();
-            format!("Copy chain: {} values{size} copied {}", count(n("frequency")?), times(n("hops")?))
+    Some(match &f.evidence {
+        Evidence::CopyChain(c) => {
+            let size = some(c.volume).map(|v| format!(" ({})", human_bytes(v))).unwrap_or_default();
+            format!("Copy chain: {} values{size} copied {}", count(some(c.frequency)?), times(some(c.hops)?))
         }
-        Kind::Clone => format!("Clone: {} copied field by field", human_bytes(n("volume")?)),
-        Kind::Nath => format!("NATH: {} temporary objects, never stored", count(n("instances")?)),
-        Kind::MostlyNath => {
-            format!("Mostly NATH: {} of {} objects never stored", count(n("nath_objects")?), count(n("instances")?))
+        Evidence::Clone(c) => format!("Clone: {} copied field by field", human_bytes(some(c.volume)?)),
+        Evidence::Usage(kind, u) => {
+            let all = count(some(u.instances)?);
+            match kind {
+                UsageKind::Nath => format!("NATH: {all} temporary objects, never stored"),
+                UsageKind::MostlyNath => {
+                    format!("Mostly NATH: {} of {all} objects never stored", count(u.nath_objects))
+                }
+                UsageKind::NeverUsed => format!("Never used: none of {all} objects is ever used"),
+                UsageKind::RarelyUsed => format!("Rarely used: only {} of {all} objects used", count(u.used_objects)),
+                UsageKind::WriteReadImbalance => {
+                    format!("Written, not read: {} stores, {} reads back", count(u.heap_writes), count(u.heap_reads))
+                }
+            }
         }
-        Kind::NeverUsed => format!("Never used: none of {} objects is ever used", count(n("instances")?)),
-        Kind::RarelyUsed => {
-            format!("Rarely used: only {} of {} objects used", count(n("used_objects")?), count(n("instances")?))
-        }
-        Kind::WriteReadImbalance => {
-            format!("Written, not read: {} stores, {} reads back", count(n("heap_writes")?), count(n("heap_reads")?))
-        }
-        Kind::Lifetime => {
-            let all = n("instances")?;
-            match text(f, "class")? {
-                "short" => format!("Lifetime: {} short-lived temporaries", count(all)),
-                "medium" | "long" if f.pattern == Some(Pattern::MidLifeObjects) => format!(
+        Evidence::Lifetime(l) => {
+            let all = some(l.instances)?;
+            match l.class {
+                LifetimeClass::Short => format!("Lifetime: {} short-lived temporaries", count(all)),
+                LifetimeClass::Medium | LifetimeClass::Long if f.pattern == Some(Pattern::MidLifeObjects) => format!(
                     "Lifetime: {} of {} objects die after outliving a HotSpot young generation",
-                    count(n("outlived_hotspot_young")?),
+                    count(l.outlived_hotspot_young),
                     count(all)
                 ),
-                "long" => format!("Lifetime: {} objects live long", count(all)),
-                "immortal" if flag(f, "growing") == Some(true) => {
-                    format!("Lifetime: {} objects kept to the end, still growing", count(n("immortal").unwrap_or(all)))
+                LifetimeClass::Long => format!("Lifetime: {} objects live long", count(all)),
+                LifetimeClass::Immortal if l.growing => {
+                    format!("Lifetime: {} objects kept to the end, still growing", count(l.immortal))
                 }
-                "immortal" => format!("Lifetime: {} of {} objects live to the end", count(n("immortal")?), count(all)),
-                "mixed" => match n("temporary_objects").filter(|&t| t > 0) {
+                LifetimeClass::Immortal => {
+                    format!("Lifetime: {} of {} objects live to the end", count(l.immortal), count(all))
+                }
+                LifetimeClass::Mixed => match l.temporary_objects.filter(|&t| t > 0) {
                     Some(t) => format!(
                         "Lifetime: {} objects, kept by some callers; {} made only to be read and dropped",
                         count(all),
@@ -168,58 +175,60 @@ fn lens_words(f: &Finding) -> Option<String> {
                     ),
                     None => format!("Lifetime: {} objects, short-lived for some callers, long for others", count(all)),
                 },
-                _ => format!("Lifetime: {} objects die soon after a young collection", count(all)),
+                LifetimeClass::Medium => format!("Lifetime: {} objects die soon after a young collection", count(all)),
             }
         }
-        Kind::LowUtility => match flag(f, "only_size") {
-            Some(true) => format!("Low utility: {} collections only asked for their size", count(n("instances")?)),
-            Some(false) => format!("Low utility: {} collections filled, never read", count(n("instances")?)),
-            None => {
-                let unread: Vec<&str> = unread_fields(f);
-                match n("unread_cost") {
-                    Some(cost) if cost > 0 && !unread.is_empty() => {
-                        format!(
-                            "Low utility: {} never read, {} instructions to compute",
-                            unread.join(", "),
-                            count(cost)
-                        )
-                    }
-                    _ => {
-                        let built = n("instances").map(|i| format!(" {} built", count(i))).unwrap_or_default();
-                        let used = match n("n_rab") {
-                            Some(0) | None => "never used".to_string(),
-                            Some(b) => format!("used for {}", count(b)),
-                        };
-                        format!("Low-utility structure:{built} for {} instructions, {used}", count(n("n_rac")?))
-                    }
+        Evidence::FilledCollection(c) if c.only_size => {
+            format!("Low utility: {} collections only asked for their size", count(some(c.instances)?))
+        }
+        Evidence::FilledCollection(c) => {
+            format!("Low utility: {} collections filled, never read", count(some(c.instances)?))
+        }
+        Evidence::LowUtility(l) => {
+            let unread = unread_fields(l);
+            match rounded(l.unread_cost) {
+                cost if cost > 0 && !unread.is_empty() => {
+                    format!("Low utility: {} never read, {} instructions to compute", unread.join(", "), count(cost))
+                }
+                _ => {
+                    let built = some(l.instances).map(|i| format!(" {} built", count(i))).unwrap_or_default();
+                    let used = match rounded(l.n_rab) {
+                        0 => "never used".to_string(),
+                        b => format!("used for {}", count(b)),
+                    };
+                    format!("Low-utility structure:{built} for {} instructions, {used}", count(some(rounded(l.n_rac))?))
                 }
             }
-        },
-        Kind::Bottleneck => {
-            let share = f.evidence.get("share").and_then(|v| v.as_f64())?;
-            let metric = match text(f, "metric").unwrap_or("instructions") {
-                "bytes" => "allocated bytes",
-                "copies" => "heap copies",
-                other => other,
-            };
-            format!("Bottleneck: {:.0}% of the run's {metric}{}", share * 100.0, change(f).unwrap_or_default())
+        }
+        Evidence::Bottleneck(b) => {
+            let share = Some(b.share).filter(|&s| s > 0.0)?;
+            format!(
+                "Bottleneck: {:.0}% of the run's {}{}",
+                share * 100.0,
+                metric_words(b.metric),
+                change(b).unwrap_or_default()
+            )
         }
     })
 }
 
+/// What a metric counts, as a sentence says it: `instructions`, `allocated bytes`, `heap copies`.
+fn metric_words(metric: Metric) -> &'static str {
+    match metric {
+        Metric::Instructions => "instructions",
+        Metric::Bytes => "allocated bytes",
+        Metric::Copies => "heap copies",
+    }
+}
+
 /// The fields of a structure nothing reads, by their names (`checksum`, not `Summary.checksum`).
-fn unread_fields(f: &Finding) -> Vec<&str> {
-    f.evidence
-        .get("unread_fields")
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|n| n.as_str()).map(|n| n.rsplit('.').next().unwrap_or(n)).collect())
-        .unwrap_or_default()
+fn unread_fields(l: &LowUtilityEvidence) -> Vec<&str> {
+    l.unread_fields.iter().map(|n| n.rsplit('.').next().unwrap_or(n)).collect()
 }
 
 /// ` · ▲ 35% since the last run` when the run was compared with an earlier one.
-fn change(f: &Finding) -> Option<String> {
-    let before = f.evidence.get("cum_before")?.as_i64()?;
-    let delta = f.evidence.get("cum_change")?.as_i64()?;
+fn change(b: &BottleneckEvidence) -> Option<String> {
+    let (before, delta) = (b.cum_before?, b.cum_change?);
     if before <= 0 {
         return Some(" · new since the last run".into());
     }
@@ -260,7 +269,7 @@ pub fn hover_markdown(hits: &[&Mapped]) -> String {
             md.push_str(" · _the file changed since this profile; save to re-profile_");
         }
         md.push_str("\n\n");
-        if let Some(term) = Some(f.kind.glossary()).filter(|t| !explained.contains(t)) {
+        if let Some(term) = Some(f.kind().glossary()).filter(|t| !explained.contains(t)) {
             md.push_str(&format!("_{term}_\n\n"));
             explained.push(term);
         }
@@ -272,144 +281,192 @@ pub fn hover_markdown(hits: &[&Mapped]) -> String {
     md
 }
 
-/// How a figure reads.
-#[derive(Clone, Copy)]
-enum Form {
-    Count,
-    Bytes,
+/// A figure of a finding's details, as it reads.
+enum Figure<'f> {
+    Count(u64),
+    Bytes(u64),
     /// A share of the run (0.18 → `18.0%`).
-    Share,
-    /// `8.0×`; a ratio with nothing below it (`"inf"`) reads `∞`.
-    Ratio,
+    Share(f64),
+    /// `8.0×`; a ratio with nothing below it (never read back) reads `∞`.
+    Ratio(f64),
     /// A signed count (`+1,200`, `-300`).
-    Change,
+    Change(i64),
     /// Words as they are (`same arguments`).
-    Words,
+    Words(&'f str),
     /// A type as the source writes it (`Main$Stats` → `Stats`).
-    Type,
+    Type(&'f str),
     /// Shown only when true (`yes`).
-    Yes,
-    /// A lifetime class (`short`, `immortal`) as it reads.
-    Lifetime,
+    Yes(bool),
+    Lifetime(LifetimeClass),
 }
 
-/// The figures a hover shows, in this order, named as a reader would: (evidence key, name, form,
-/// shown when zero). Anything else in the evidence is bookkeeping (graph nodes, merge keys, the
-/// places of the work, sites with their descriptors) and stays in the JSON report.
-const FIGURES: &[(&str, &str, Form, bool)] = &[
-    ("type", "type", Form::Type, true),
-    ("instances", "objects", Form::Count, true),
-    ("nath_objects", "objects never stored", Form::Count, true),
-    ("used_objects", "objects used", Form::Count, true),
-    ("heap_writes", "stores into fields", Form::Count, true),
-    ("heap_reads", "reads from fields", Form::Count, true),
-    ("ratio", "stores per read", Form::Ratio, true),
-    ("frequency", "values copied", Form::Count, true),
-    ("hops", "copies per value", Form::Count, true),
-    ("volume", "bytes copied", Form::Bytes, true),
-    ("source", "copied from", Form::Words, true),
-    ("target", "copied into", Form::Words, true),
-    ("n_rac", "cost to build (instructions)", Form::Count, true),
-    ("n_rab", "use (instructions)", Form::Count, true),
-    ("avoidable_cost", "instructions a fix saves", Form::Count, false),
-    ("unread_cost", "instructions the unread fields cost", Form::Count, false),
-    ("contexts", "calling contexts", Form::Count, false),
-    ("class", "lifetime", Form::Lifetime, true),
-    ("short", "objects dead young", Form::Count, false),
-    ("medium", "objects dead after a young collection", Form::Count, false),
-    ("long", "objects long-lived", Form::Count, false),
-    ("immortal", "objects alive at the end", Form::Count, false),
-    ("growing", "still growing at the end", Form::Yes, false),
-    ("retained_bytes", "bytes alive at the end", Form::Bytes, false),
-    ("collections", "young collections in the run", Form::Count, false),
-    ("outlived_hotspot_young", "objects dead after a HotSpot-sized young generation", Form::Count, false),
-    ("temporary_objects", "objects some callers only read and drop", Form::Count, false),
-    ("bytes", "bytes allocated", Form::Bytes, true),
-    ("internal_bytes", "bytes the library allocated for it", Form::Bytes, false),
-    ("share", "share of the run", Form::Share, true),
-    ("cum", "on the path", Form::Count, true),
-    ("base", "in the path's own frames", Form::Count, true),
-    ("overlap", "shared with other bottlenecks", Form::Count, false),
-    ("total", "in the whole run", Form::Count, true),
-    ("cum_before", "on the path in the last run", Form::Count, true),
-    ("cum_change", "change since the last run", Form::Change, true),
-    ("repeated", "repeated work", Form::Words, true),
-    ("line_ran", "times the line ran", Form::Count, true),
-];
+impl Figure<'_> {
+    /// As it reads, or `None` when it says nothing: zero where zero says nothing (`shown_when_zero`
+    /// false), false, or no words.
+    fn text(&self, shown_when_zero: bool) -> Option<String> {
+        let zero = match *self {
+            Figure::Count(n) | Figure::Bytes(n) => n == 0,
+            Figure::Share(x) | Figure::Ratio(x) => x.is_finite() && x.max(0.0).round() == 0.0,
+            Figure::Change(d) => d == 0,
+            Figure::Words(_) | Figure::Type(_) | Figure::Yes(_) | Figure::Lifetime(_) => false,
+        };
+        let empty = matches!(*self, Figure::Words("") | Figure::Type(""));
+        if empty || (zero && !shown_when_zero) {
+            return None;
+        }
+        Some(match *self {
+            Figure::Count(n) => count(n),
+            Figure::Bytes(n) => human_bytes(n),
+            Figure::Share(x) => percent(x),
+            Figure::Ratio(x) if x.is_infinite() => "∞".into(),
+            Figure::Ratio(x) if x >= 100.0 => format!("{}×", count(x.round() as u64)),
+            Figure::Ratio(x) => format!("{x:.1}×"),
+            Figure::Change(d) => {
+                let sign = match d.signum() {
+                    1 => "+",
+                    -1 => "-",
+                    _ => "",
+                };
+                format!("{sign}{}", count(d.unsigned_abs()))
+            }
+            Figure::Words(w) => w.to_string(),
+            Figure::Type(t) => bloatlens_profiler::analysis::words::source_type(t),
+            Figure::Yes(yes) => yes.then(|| "yes".to_string())?,
+            Figure::Lifetime(class) => match class {
+                LifetimeClass::Short => "short: dead before the next young collection".into(),
+                LifetimeClass::Medium => "medium: dead soon after a young collection".into(),
+                LifetimeClass::Long => "long: survives many young collections".into(),
+                LifetimeClass::Immortal => "to the end of the run".into(),
+                LifetimeClass::Mixed => "differs by caller".into(),
+            },
+        })
+    }
+}
 
-/// A figure's name for this finding: a copy chain's `bytes` are a value's size; a bottleneck's
-/// counts are of its metric (`instructions on the path`).
-fn figure_name(f: &Finding, key: &str, name: &str) -> String {
-    match (f.kind.as_str(), key) {
-        ("copy-chain", "bytes") => "bytes per value".into(),
-        ("copy-chain", "volume") => "bytes copied per hop".into(),
-        ("bottleneck", "cum" | "base" | "overlap" | "total" | "cum_before") => {
-            let metric = match text(f, "metric").unwrap_or("instructions") {
-                "bytes" => "bytes allocated",
-                "copies" => "heap copies",
-                other => other,
+/// The figures a hover shows, in this order, named as a reader would: (name, figure, shown when
+/// zero). The rest of the evidence is bookkeeping (graph nodes, merge keys, the places of the
+/// work, sites with their descriptors) and stays in the JSON report.
+fn figures<'f>(f: &'f Finding) -> Vec<(String, Figure<'f>, bool)> {
+    use Figure::*;
+    let mut out = Vec::new();
+    let mut add = |name: &str, figure: Figure<'f>, shown_when_zero: bool| {
+        out.push((name.to_string(), figure, shown_when_zero));
+    };
+    match &f.evidence {
+        Evidence::CopyChain(c) => {
+            add("values copied", Count(c.frequency), true);
+            add("copies per value", Count(c.hops), true);
+            add("bytes copied per hop", Bytes(c.volume), true);
+            add("bytes per value", Bytes(c.bytes), true);
+        }
+        Evidence::Clone(c) => {
+            add("bytes copied", Bytes(c.volume), true);
+            add("copied from", Words(&c.source), true);
+            add("copied into", Words(&c.target), true);
+        }
+        Evidence::Usage(_, u) => {
+            add("type", Type(&u.type_name), true);
+            add("objects", Count(u.instances), true);
+            add("objects never stored", Count(u.nath_objects), true);
+            add("objects used", Count(u.used_objects), true);
+            add("stores into fields", Count(u.heap_writes), true);
+            add("reads from fields", Count(u.heap_reads), true);
+            if let Some(r) = u.ratio {
+                add("stores per read", Ratio(r.0), true);
+            }
+            if let Some(n) = u.contexts {
+                add("calling contexts", Count(n), false);
+            }
+            add("bytes allocated", Bytes(u.bytes), true);
+        }
+        Evidence::LowUtility(l) => {
+            add("type", Type(&l.type_name), true);
+            add("objects", Count(l.instances), true);
+            add("cost to build (instructions)", Count(rounded(l.n_rac)), true);
+            add("use (instructions)", Count(rounded(l.n_rab)), true);
+            add("instructions a fix saves", Count(rounded(l.avoidable_cost)), false);
+            add("instructions the unread fields cost", Count(rounded(l.unread_cost)), false);
+            add("calling contexts", Count(l.contexts), false);
+        }
+        Evidence::FilledCollection(c) => {
+            add("type", Type(&c.type_name), true);
+            add("objects", Count(c.instances), true);
+        }
+        Evidence::Lifetime(l) => {
+            add("type", Type(&l.type_name), true);
+            add("objects", Count(l.instances), true);
+            add("lifetime", Lifetime(l.class), true);
+            add("objects dead young", Count(l.short), false);
+            add("objects dead after a young collection", Count(l.medium), false);
+            add("objects long-lived", Count(l.long), false);
+            add("objects alive at the end", Count(l.immortal), false);
+            add("still growing at the end", Yes(l.growing), false);
+            add("bytes alive at the end", Bytes(l.retained_bytes), false);
+            add("young collections in the run", Count(l.collections), false);
+            add("objects dead after a HotSpot-sized young generation", Count(l.outlived_hotspot_young), false);
+            if let Some(n) = l.temporary_objects {
+                add("objects some callers only read and drop", Count(n), false);
+            }
+            add("bytes allocated", Bytes(l.bytes), true);
+        }
+        Evidence::Bottleneck(b) => {
+            // Its counts are of its metric: `instructions on the path`.
+            let metric = match b.metric {
+                Metric::Instructions => "instructions",
+                Metric::Bytes => "bytes allocated",
+                Metric::Copies => "heap copies",
             };
-            format!("{metric} {name}")
+            let of_metric = |name: &str| format!("{metric} {name}");
+            let count_of = |n: i64| Count(n.max(0) as u64);
+            add("share of the run", Share(b.share), true);
+            add(&of_metric("on the path"), count_of(b.cum), true);
+            add(&of_metric("in the path's own frames"), count_of(b.base), true);
+            add(&of_metric("shared with other bottlenecks"), count_of(b.overlap), false);
+            add(&of_metric("in the whole run"), count_of(b.total), true);
+            if let Some(before) = b.cum_before {
+                add(&of_metric("on the path in the last run"), count_of(before), true);
+            }
+            if let Some(change) = b.cum_change {
+                add("change since the last run", Change(change), true);
+            }
+            if let Some(repeated) = b.repeated {
+                add("repeated work", Words(repeated_words(repeated)), true);
+            }
         }
-        _ => name.to_string(),
     }
+    // The line's figures, which any kind of finding may have.
+    if let Some(bytes) = f.evidence.internal_bytes() {
+        add("bytes the library allocated for it", Bytes(bytes), false);
+    }
+    if let Some(runs) = f.evidence.line_ran() {
+        add("times the line ran", Count(runs), true);
+    }
+    out
 }
 
-/// A figure as it reads, or `None` when there is nothing to show (missing, null, zero where zero
-/// says nothing, false).
-fn figure_value(f: &Finding, key: &str, form: Form, zero: bool) -> Option<String> {
-    let v = f.evidence.get(key).filter(|v| !v.is_null())?;
-    let n = num(f, key);
-    if !zero && n == Some(0) {
-        return None;
+/// Repeated work as the report's JSON names it (`same arguments`).
+fn repeated_words(r: RepeatedWork) -> &'static str {
+    match r {
+        RepeatedWork::ScanPerIteration => "scan per iteration",
+        RepeatedWork::SameArguments => "same arguments",
+        RepeatedWork::RegexCompiledPerCall => "regex compiled per call",
     }
-    Some(match form {
-        Form::Count => count(n?),
-        Form::Bytes => human_bytes(n?),
-        Form::Share => percent(v.as_f64()?),
-        Form::Ratio => match v.as_f64() {
-            Some(x) if x >= 100.0 => format!("{}×", count(x.round() as u64)),
-            Some(x) => format!("{x:.1}×"),
-            None => "∞".into(),
-        },
-        Form::Change => {
-            let d = v.as_i64()?;
-            format!(
-                "{}{}",
-                if d > 0 {
-                    "+"
-                } else if d < 0 {
-                    "-"
-                } else {
-                    ""
-                },
-                count(d.unsigned_abs())
-            )
-        }
-        Form::Words => v.as_str()?.to_string(),
-        Form::Type => bloatlens_profiler::analysis::words::source_type(v.as_str()?),
-        Form::Yes => v.as_bool()?.then(|| "yes".to_string())?,
-        Form::Lifetime => match v.as_str()? {
-            "short" => "short: dead before the next young collection".into(),
-            "medium" => "medium: dead soon after a young collection".into(),
-            "long" => "long: survives many young collections".into(),
-            "immortal" => "to the end of the run".into(),
-            "mixed" => "differs by caller".into(),
-            other => other.to_string(),
-        },
-    })
 }
 
 /// A finding's figures, its lifetimes, the fields it costs, its call path and places.
 fn details(m: &Mapped) -> String {
     let f = &m.finding;
-    let mut md = format!("**{}**\n\n| figure | value |\n|---|---|\n", label_capitalized(f.kind));
-    for &(key, name, form, zero) in FIGURES {
-        if let Some(value) = figure_value(f, key, form, zero) {
-            md.push_str(&format!("| {} | {value} |\n", figure_name(f, key, name)));
+    let mut md = format!("**{}**\n\n| figure | value |\n|---|---|\n", label_capitalized(f.kind()));
+    for (name, figure, shown_when_zero) in figures(f) {
+        if let Some(value) = figure.text(shown_when_zero) {
+            md.push_str(&format!("| {name} | {value} |\n"));
         }
     }
-    if let Some(names) = Some(unread_fields(f)).filter(|n| !n.is_empty()) {
+    let low_utility = match &f.evidence {
+        Evidence::LowUtility(l) => Some(l),
+        _ => None,
+    };
+    if let Some(names) = low_utility.map(unread_fields).filter(|n| !n.is_empty()) {
         md.push_str(&format!("| fields never read | {} |\n", names.join(", ")));
     }
     let rows = bloatlens_profiler::report::histogram_rows(f);
@@ -421,25 +478,26 @@ fn details(m: &Mapped) -> String {
         }
         md.push_str("```\n");
     }
-    if let Some(fields) = f.evidence.get("fields").and_then(|v| v.as_array()) {
+    if let Some(l) = low_utility {
         md.push_str("\n| field | cost (instructions) | use (instructions) |\n|---|---|---|\n");
-        let figure = |v: &serde_json::Value| {
-            v.as_f64().filter(|x| x.is_finite()).map(|x| count(x.max(0.0).round() as u64)).unwrap_or_default()
-        };
-        for row in fields.iter().take(8) {
-            let name = row["field"].as_str().unwrap_or("");
-            md.push_str(&format!("| {name} | {} | {} |\n", figure(&row["rac"]), figure(&row["rab"])));
+        for field in l.fields.iter().take(8) {
+            md.push_str(&format!(
+                "| {} | {} | {} |\n",
+                field.field,
+                count(rounded(field.rac)),
+                count(rounded(field.rab))
+            ));
         }
     }
-    if let Some(calls) = f.evidence.get("calls").and_then(|v| v.as_array()) {
+    if let Some(b) = f.evidence.bottleneck() {
         let names: Vec<String> =
-            calls.iter().filter_map(|c| c.as_str()).map(bloatlens_profiler::analysis::bottleneck::short_name).collect();
+            b.calls.iter().map(|c| bloatlens_profiler::analysis::bottleneck::short_name(c)).collect();
         md.push_str(&format!("\nCall path: `{}`\n", names.join(" → ")));
     }
     if !m.related.is_empty() {
         md.push_str(&format!(
             "\nIts places (*Next Hop* walks the {}: Ctrl+F8 in VS Code):\n\n| where | what |\n|---|---|\n",
-            walk_name(f.kind)
+            walk_name(f.kind())
         ));
         for r in &m.related {
             let name = r.uri.path().as_str().rsplit('/').next().unwrap_or("").to_string();
@@ -485,7 +543,7 @@ pub fn findings_summary(findings: &[Finding], min_share: f64, shown: &[Mapped], 
 /// A stable name for a finding, for suppressions: kind and bytecode location (which survive
 /// edits elsewhere in the file).
 pub fn key(f: &Finding) -> String {
-    format!("{}|{}.{}{}|{}", f.kind, f.location.class, f.location.method, f.location.descriptor, f.location.bci)
+    format!("{}|{}.{}{}|{}", f.kind(), f.location.class, f.location.method, f.location.descriptor, f.location.bci)
 }
 
 pub fn uri_of(path: &std::path::Path) -> Option<Uri> {
@@ -705,7 +763,7 @@ mod tests {
     #[test]
     fn each_kinds_lens_says_what_it_found_in_words() {
         for (f, lens) in findings() {
-            assert_eq!(lens_title(&f), lens, "{}", f.kind);
+            assert_eq!(lens_title(&f), lens, "{}", f.kind());
         }
     }
 
@@ -713,8 +771,9 @@ mod tests {
     #[test]
     fn a_low_utility_lens_rounds_the_sums_to_counts() {
         let (mut f, _) = findings().remove(6);
-        f.evidence.insert("n_rac".into(), json!(6940.4));
-        f.evidence.insert("n_rab".into(), json!(12.6));
+        let Evidence::LowUtility(l) = &mut f.evidence else { panic!("a low-utility structure") };
+        l.n_rac = 6940.4;
+        l.n_rab = 12.6;
         assert_eq!(lens_title(&f), "Low-utility structure: 240 built for 6,940 instructions, used for 13");
     }
 
@@ -722,7 +781,7 @@ mod tests {
     #[test]
     fn a_lens_without_its_figures_says_what_a_fix_saves() {
         for (mut f, _) in findings() {
-            f.evidence.clear();
+            f.evidence = Evidence::from_json(f.kind(), json!({})).unwrap();
             f.share = 0.057;
             let title = lens_title(&f);
             assert!(title.ends_with(": a fix saves 5.7% of the run"), "{title}");
@@ -740,18 +799,20 @@ mod tests {
             assert!(md.lines().nth(2).unwrap().starts_with(&format!("Bloatlens · {}", name(&f))), "{md}");
             assert!(!md.contains(&f.message), "the diagnostic says the message already:\n{md}");
             for bookkeeping in ["null", "Ljava/", ";)", "([", ")V", "(I)", "graph node"] {
-                assert!(!md.contains(bookkeeping), "{bookkeeping} in the hover of {}:\n{md}", f.kind);
+                assert!(!md.contains(bookkeeping), "{bookkeeping} in the hover of {}:\n{md}", f.kind());
             }
             // No graph node ids, however written.
-            if let Some(ids) = f.evidence.get("graph_nodes").and_then(|g| g.as_array()) {
+            let ids = f.evidence.graph_nodes();
+            if !ids.is_empty() {
                 let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
                 for written in [ids.join(", "), ids.join(","), ids.join(" ")] {
-                    assert!(!md.contains(&written), "graph nodes {written} in the hover of {}:\n{md}", f.kind);
+                    assert!(!md.contains(&written), "graph nodes {written} in the hover of {}:\n{md}", f.kind());
                 }
             }
             // No evidence key as it is stored (`line_ran`, `n_rac`, `work_location`).
-            for k in f.evidence.keys().filter(|k| k.contains('_')) {
-                assert!(!md.contains(k.as_str()), "{k} in the hover of {}:\n{md}", f.kind);
+            let stored = serde_json::to_value(&f.evidence).unwrap();
+            for k in stored.as_object().unwrap().keys().filter(|k| k.contains('_')) {
+                assert!(!md.contains(k.as_str()), "{k} in the hover of {}:\n{md}", f.kind());
             }
         }
     }

@@ -10,7 +10,7 @@
 
 use crate::analysis::lifetime::LifetimeTracker;
 use crate::cost_model::{CostModel, Work};
-use crate::report::{Finding, Kind, Report, Settings};
+use crate::report::{Finding, Report, Settings};
 use crate::run::{run_with, RunConfig, RunResult};
 use crate::vm::Outcome;
 use std::path::{Path, PathBuf};
@@ -156,7 +156,7 @@ pub enum Unit {
 impl Unit {
     /// The unit of `f.share` (as triage computes it).
     pub fn of(f: &Finding) -> Unit {
-        if f.kind == Kind::Lifetime && f.evidence.get("leak").and_then(|l| l.as_bool()) == Some(true) {
+        if matches!(&f.evidence, crate::evidence::Evidence::Lifetime(l) if l.leak) {
             Unit::HotSpotTimeOrHeapAtEnd
         } else {
             Unit::HotSpotTime

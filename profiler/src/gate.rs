@@ -100,8 +100,8 @@ pub fn check(conditions: &[Condition], report: &Report, previous: Option<&Report
                     .filter(|&i| {
                         let f = &report.findings[i];
                         match c {
-                            Condition::Kind(k) => f.kind == *k,
-                            Condition::Family(fam) => f.kind.family() == *fam,
+                            Condition::Kind(k) => f.kind() == *k,
+                            Condition::Family(fam) => f.kind().family() == *fam,
                             Condition::Pattern(p) => f.pattern == Some(*p),
                             _ => false,
                         }

@@ -124,18 +124,13 @@ pub fn whole_dot(graphs: &Graphs, which: Which, max_edges: usize) -> Result<Stri
 /// chain's hops, a bottleneck's calls, an allocation site) and their neighbours — as DOT, with the
 /// finding's own nodes highlighted.
 pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
-    let which = Which::of_kind(f.kind).ok_or_else(|| {
-        format!("a {} finding has no graph (copy chains, NATH and usage findings, bottlenecks do)", f.kind)
+    let which = Which::of_kind(f.kind()).ok_or_else(|| {
+        format!("a {} finding has no graph (copy chains, NATH and usage findings, bottlenecks do)", f.kind())
     })?;
     let g = graphs.get(which)?;
     // Its own nodes, and those of the findings merged into it (a chain per field copied).
-    let merged = f.evidence.get("also").and_then(|v| v.as_array()).into_iter().flatten().map(|a| &a["evidence"]);
-    let ids: HashSet<u64> = std::iter::once(&serde_json::Value::Object(f.evidence.clone()))
-        .chain(merged)
-        .filter_map(|e| e.get("graph_nodes")?.as_array())
-        .flatten()
-        .filter_map(|v| v.as_u64())
-        .collect();
+    let merged = f.evidence.also().iter().map(|a| &a.evidence);
+    let ids: HashSet<u64> = std::iter::once(&f.evidence).chain(merged).flat_map(|e| e.graph_nodes()).copied().collect();
     let own: HashSet<NodeIndex> = g.node_indices().filter(|&n| g[n].id.is_some_and(|id| ids.contains(&id))).collect();
     if own.is_empty() {
         return Err(format!("the {} does not hold this finding's nodes", which.name()));
@@ -153,7 +148,7 @@ pub fn finding_dot(graphs: &Graphs, f: &Finding) -> Result<String, String> {
 /// context drawn (the message's figure sums every context that ends in the same calls: the
 /// same calls made from several call sites are several contexts of the tree).
 fn finding_title(g: &Graph, f: &Finding, own: &HashSet<NodeIndex>) -> String {
-    let label = f.kind.label();
+    let label = f.kind().label();
     // The path's deepest node in the drawing: the context whose figure it is.
     let end = own.iter().copied().max_by_key(|&n| {
         let mut depth = 0;
@@ -164,7 +159,7 @@ fn finding_title(g: &Graph, f: &Finding, own: &HashSet<NodeIndex>) -> String {
         }
         depth
     });
-    match end.map(|n| &g[n]).filter(|n| Which::of_kind(f.kind) == Some(Which::Calls) && !n.figures.is_empty()) {
+    match end.map(|n| &g[n]).filter(|n| Which::of_kind(f.kind()) == Some(Which::Calls) && !n.figures.is_empty()) {
         Some(n) => format!(
             "{label} — the context drawn, ending in {}: {}; in all its contexts, {}",
             n.name, n.figures, f.message
@@ -264,6 +259,7 @@ pub fn call_graph(tree: &CallTree, user: &dyn Fn(u32) -> bool, min_share: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::{BottleneckEvidence, Evidence};
     use crate::report::Location;
 
     fn node(name: &str, figures: &str, id: u64) -> GraphNode {
@@ -293,7 +289,8 @@ mod tests {
             expression: None,
         };
         let message = "the calls Main.main → HashMap.put take 30% of the run's instructions (300 of 1,000)";
-        let f = Finding::new(Kind::Bottleneck, 300.0, message.into(), at).evidence("graph_nodes", vec![1u64, 2]);
+        let path = BottleneckEvidence { graph_nodes: vec![1, 2], ..BottleneckEvidence::default() };
+        let f = Finding::new(Evidence::Bottleneck(path), 300.0, message.into(), at);
         assert!(finding_dot(&graphs, &f).unwrap().contains("the context drawn"));
         let title = finding_title(&g, &f, &[main, put].into_iter().collect());
         assert!(

@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod classfile;
 pub mod classpath;
 pub mod cost_model;
+pub mod evidence;
 pub mod fixes;
 pub mod gate;
 pub mod graphs;

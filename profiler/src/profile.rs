@@ -165,9 +165,9 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
 /// what their fields brought) need the end of the run, so those findings are left out; the rest
 /// are marked partial and are never warnings.
 fn keep_what_a_stopped_run_knows(findings: &mut Vec<Finding>) {
-    findings.retain(|f| matches!(f.kind, Kind::CopyChain | Kind::Clone | Kind::Bottleneck));
+    findings.retain(|f| matches!(f.kind(), Kind::CopyChain | Kind::Clone | Kind::Bottleneck));
     for f in findings {
-        f.evidence.insert("partial".into(), true.into());
+        f.evidence.mark_partial();
         f.message.push_str(" (counted until the run was stopped)");
         if f.severity == Severity::Warning {
             f.severity = Severity::Info;

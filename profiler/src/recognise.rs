@@ -4,8 +4,12 @@
 
 use crate::analysis::copy::{JVM_MADE, LAMBDA_CAPTURE};
 use crate::analysis::words;
+use crate::evidence::{
+    BottleneckEvidence, CopyChainEvidence, Evidence, LifetimeClass, LifetimeEvidence, RepeatedWork, UsageEvidence,
+    UsageKind,
+};
 use crate::patterns::Pattern;
-use crate::report::{Finding, Kind};
+use crate::report::Finding;
 
 /// What triage knows about a finding's line beyond the finding itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -18,37 +22,51 @@ pub struct LineFacts {
 
 /// The pattern `f` is an instance of, if its evidence shows one.
 pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
-    let ty = text(f, "type");
-    match f.kind {
-        Kind::CopyChain => copy_chain(f),
-        Kind::Clone => Some(Pattern::CloneToRead),
-        Kind::Nath | Kind::MostlyNath if value_text_written(f) => None,
-        Kind::Nath | Kind::MostlyNath => Some(temporary(f, ty)),
-        Kind::NeverUsed if ty == "java.lang.String" => Some(Pattern::UnusedMessageString),
-        Kind::NeverUsed if num(f, "heap_writes") > 0 && num(f, "heap_reads") == 0 => Some(Pattern::WrittenNeverRead),
-        Kind::NeverUsed => Some(Pattern::NeverUsedObjects),
-        Kind::RarelyUsed => Some(Pattern::EagerCreation),
-        Kind::WriteReadImbalance => Some(Pattern::WrittenNeverRead),
-        Kind::LowUtility => Some(match flag(f, "only_size") {
-            Some(true) => Pattern::CollectionForSize,
-            Some(false) => Pattern::WrittenNeverRead,
-            None if num(f, "unread_cost") > 0 => Pattern::UnreadCostlyFields,
-            None if f.evidence.contains_key("n_rab") && num(f, "n_rab") == 0 => Pattern::DroppedResult,
-            None => Pattern::WholeInputDecoded,
+    match &f.evidence {
+        Evidence::CopyChain(c) => copy_chain(f, c),
+        Evidence::Clone(_) => Some(Pattern::CloneToRead),
+        Evidence::Usage(kind, u) => usage(*kind, u),
+        Evidence::FilledCollection(c) => {
+            Some(if c.only_size { Pattern::CollectionForSize } else { Pattern::WrittenNeverRead })
+        }
+        Evidence::LowUtility(l) => Some(if l.unread_cost >= 1.0 {
+            Pattern::UnreadCostlyFields
+        } else if l.n_rab < 1.0 {
+            Pattern::DroppedResult
+        } else {
+            Pattern::WholeInputDecoded
         }),
-        Kind::Lifetime => match text(f, "class") {
-            // Kept to the end and growing is a leak only when nothing reads them back: data a
-            // program keeps on purpose (a parsed document, inputs for a later check) is read.
-            "immortal" if flag(f, "growing") == Some(true) && flag(f, "leak") == Some(true) => Some(Pattern::Leak),
-            "immortal" => None,
-            "mixed" => throwaway_in_some_callers(f).then_some(Pattern::MixedLifetimeFactory),
-            "short" if line.text_written && ty == "java.lang.String" => None,
-            "short" => Some(temporary(f, ty)),
-            // Medium or long by the VM's small collections; judged by HotSpot's.
-            "medium" | "long" => mid_life_on_hotspot(f).then_some(Pattern::MidLifeObjects),
-            _ => None,
-        },
-        Kind::Bottleneck => bottleneck(f, line),
+        Evidence::Lifetime(l) => lifetime(l, line),
+        Evidence::Bottleneck(b) => bottleneck(f, b, line),
+    }
+}
+
+/// What reference propagation's verdict on a site makes of it.
+fn usage(kind: UsageKind, u: &UsageEvidence) -> Option<Pattern> {
+    let ty = u.type_name.as_str();
+    match kind {
+        UsageKind::Nath | UsageKind::MostlyNath if value_text_written(u) => None,
+        UsageKind::Nath | UsageKind::MostlyNath => Some(temporary(ty, u.lookup_key)),
+        UsageKind::NeverUsed if ty == "java.lang.String" => Some(Pattern::UnusedMessageString),
+        UsageKind::NeverUsed if u.heap_writes > 0 && u.heap_reads == 0 => Some(Pattern::WrittenNeverRead),
+        UsageKind::NeverUsed => Some(Pattern::NeverUsedObjects),
+        UsageKind::RarelyUsed => Some(Pattern::EagerCreation),
+        UsageKind::WriteReadImbalance => Some(Pattern::WrittenNeverRead),
+    }
+}
+
+fn lifetime(l: &LifetimeEvidence, line: LineFacts) -> Option<Pattern> {
+    let ty = l.type_name.as_str();
+    match l.class {
+        // Kept to the end and growing is a leak only when nothing reads them back: data a
+        // program keeps on purpose (a parsed document, inputs for a later check) is read.
+        LifetimeClass::Immortal if l.growing && l.leak => Some(Pattern::Leak),
+        LifetimeClass::Immortal => None,
+        LifetimeClass::Mixed => throwaway_in_some_callers(l).then_some(Pattern::MixedLifetimeFactory),
+        LifetimeClass::Short if line.text_written && ty == "java.lang.String" => None,
+        LifetimeClass::Short => Some(temporary(ty, false)),
+        // Medium or long by the VM's small collections; judged by HotSpot's.
+        LifetimeClass::Medium | LifetimeClass::Long => mid_life_on_hotspot(l).then_some(Pattern::MidLifeObjects),
     }
 }
 
@@ -58,25 +76,24 @@ pub fn pattern(f: &Finding, line: LineFacts) -> Option<Pattern> {
 /// only read them and drop them at once — most of the short-lived contexts' objects never stored.
 /// A library's object inside a result (a `String`'s `byte[]`, a map's node) is stored in it by
 /// the library whoever keeps the result, so the evidence is about the user's own `new`.
-fn throwaway_in_some_callers(f: &Finding) -> bool {
-    let short = num(f, "short_context_objects");
-    flag(f, "made_by_library") == Some(false) && short > 0 && num(f, "temporary_objects") * 2 > short
+fn throwaway_in_some_callers(l: &LifetimeEvidence) -> bool {
+    let short = l.short_context_objects.unwrap_or(0);
+    !l.made_by_library && short > 0 && l.temporary_objects.unwrap_or(0) * 2 > short
 }
 
 /// Objects a HotSpot young collection copies: most of the site's objects outlived a HotSpot-sized
 /// young generation and then died (whether after one of its collections or after tenuring). Outliving the VM's small young generation is not enough: a
 /// parsed document used and dropped within a few MB of allocation dies young on HotSpot.
-fn mid_life_on_hotspot(f: &Finding) -> bool {
-    let classified: u64 = crate::analysis::lifetime::CLASSES.iter().map(|c| num(f, c)).sum();
-    num(f, "outlived_hotspot_young") * 2 > classified
+fn mid_life_on_hotspot(l: &LifetimeEvidence) -> bool {
+    l.outlived_hotspot_young * 2 > l.classified()
 }
 
 /// A copy is waste when something shows it: it goes through a container that exists to carry
 /// it, it copies a collection per call, it moves data through layers, or nothing computes with
 /// the copy. A single move of a value that is then used is the program's state at work (a
 /// cursor, a save and restore, a relinking), not a pattern.
-fn copy_chain(f: &Finding) -> Option<Pattern> {
-    let path = strings(f, "path");
+fn copy_chain(f: &Finding, c: &CopyChainEvidence) -> Option<Pattern> {
+    let path = &c.path;
     // Into a box's value: a primitive boxed (and maybe unboxed from another box before).
     let boxes = path.last().is_some_and(|n| {
         let class = n.split(['.', ' ']).next().unwrap_or("");
@@ -100,9 +117,10 @@ fn copy_chain(f: &Finding) -> Option<Pattern> {
     if path.iter().any(|n| n.starts_with(LAMBDA_CAPTURE)) {
         return None;
     }
-    let hops = num(f, "hops");
-    let consumed = flag(f, "consumed").unwrap_or(true);
-    let (Some(&source), Some(&dest)) = (path.first(), path.last()) else { return None };
+    let (hops, consumed) = (c.hops, c.consumed);
+    let (Some(source), Some(dest)) = (path.first().map(String::as_str), path.last().map(String::as_str)) else {
+        return None;
+    };
     // A value taken out of an array into the object's state (a reader's `current = buf[pos++]`,
     // an iterator's count at its index) and used there is the program reading its data.
     if is_elements(source) && !is_elements(dest) && hops == 1 && consumed {
@@ -116,7 +134,7 @@ fn copy_chain(f: &Finding) -> Option<Pattern> {
     }
     // Values looked up in a table (a code table, log and exp tables) into a smaller array: the
     // lookup is the computation.
-    if hops == 1 && flag(f, "from_a_table") == Some(true) {
+    if hops == 1 && c.from_a_table {
         return None;
     }
     // A constant's characters copied once into a new value (`replace`, `concat` of a literal):
@@ -127,10 +145,10 @@ fn copy_chain(f: &Finding) -> Option<Pattern> {
     if is_elements(source) && is_elements(dest) {
         return Some(Pattern::DefensiveCopyPerCall);
     }
-    if flag(f, "via_container") == Some(true) {
+    if c.via_container {
         // Put into a collection and never taken out into another place: the program keeping its
         // data there (a set's `PRESENT` marker, a list of the lines it parsed), not a go-between.
-        return (num(f, "through_containers") > 0).then_some(Pattern::IntermediateContainer);
+        return (c.through_containers > 0).then_some(Pattern::IntermediateContainer);
     }
     (hops >= 2 || !consumed).then_some(Pattern::LayeredCopy)
 }
@@ -150,12 +168,13 @@ fn made_on(node: &str) -> Option<&str> {
 const LINK_FIELDS: [&str; 10] =
     ["next", "prev", "previous", "head", "tail", "before", "after", "left", "right", "parent"];
 
-/// Temporaries (never stored, or dying in the iteration that made them) by what they are.
-fn temporary(f: &Finding, ty: &str) -> Pattern {
+/// Temporaries (never stored, or dying in the iteration that made them) by what they are;
+/// `lookup_key`: their only uses are hashing and comparing inside the JDK.
+fn temporary(ty: &str, lookup_key: bool) -> Pattern {
     let simple = ty.rsplit(['.', '$']).next().unwrap_or(ty);
     if words::is_box(ty) {
         Pattern::BoxingInLoop
-    } else if flag(f, "lookup_key") == Some(true) {
+    } else if lookup_key {
         Pattern::TemporaryLookupKey
     } else if ty == "java.lang.String" || ty == "java.lang.StringBuilder" {
         Pattern::TemporaryString
@@ -179,10 +198,8 @@ fn temporary(f: &Finding, ty: &str) -> Pattern {
 /// and nearly all handed whole to a text output (a `Writer`, a builder, a concatenation): what the
 /// program writes. There is nothing to compare or use directly instead, and no form of the output
 /// that takes the value without its text, so they are no temporary-string.
-pub fn value_text_written(f: &Finding) -> bool {
-    text(f, "type") == "java.lang.String"
-        && flag(f, "from_value") == Some(true)
-        && num(f, "written_objects") * 10 >= num(f, "instances") * 9
+pub fn value_text_written(u: &UsageEvidence) -> bool {
+    u.type_name == "java.lang.String" && u.from_value && u.written_objects * 10 >= u.instances * 9
 }
 
 /// Library calls whose set-up dominates and which have a prepared form to reuse.
@@ -199,53 +216,44 @@ const SET_UP_CALLS: [&str; 8] = [
 
 /// A call path is a pattern only when its cost looks redundant: the same work repeated, or a
 /// string built for nothing. The program's essential work is no pattern.
-fn bottleneck(f: &Finding, line: LineFacts) -> Option<Pattern> {
-    let calls = strings(f, "calls");
-    let through = |prefix: &str| calls.iter().any(|c| c.starts_with(prefix));
+fn bottleneck(f: &Finding, b: &BottleneckEvidence, line: LineFacts) -> Option<Pattern> {
+    let through = |prefix: &str| b.calls.iter().any(|c| c.starts_with(prefix));
     if line.dropped && builds_a_string(f) {
         return Some(Pattern::UnusedMessageString);
     }
-    let repeated = text(f, "repeated");
-    if repeated.is_empty() {
-        return None;
-    }
-    Some(if repeated == "regex compiled per call" {
-        Pattern::RegexPerCall
-    } else if SET_UP_CALLS.iter().any(|c| through(c)) {
-        Pattern::PreparedFormPerItem
-    } else if repeated == "scan per iteration" {
-        Pattern::QuadraticScan
-    } else if through("java.util.Formatter.format") {
-        Pattern::FormatPerCall
-    } else {
-        Pattern::RepeatedCall
+    Some(match b.repeated? {
+        RepeatedWork::RegexCompiledPerCall => Pattern::RegexPerCall,
+        _ if SET_UP_CALLS.iter().any(|c| through(c)) => Pattern::PreparedFormPerItem,
+        RepeatedWork::ScanPerIteration => Pattern::QuadraticScan,
+        _ if through("java.util.Formatter.format") => Pattern::FormatPerCall,
+        RepeatedWork::SameArguments => Pattern::RepeatedCall,
     })
 }
 
 /// A call path whose user line builds a string (a concatenation, `String.valueOf`, `format`)
 /// and whose cost is in the string building below it.
 pub fn builds_a_string(f: &Finding) -> bool {
+    let Evidence::Bottleneck(b) = &f.evidence else { return false };
     let e = f.location.expression.as_deref().unwrap_or("");
     let builds = e == "the string concatenation" || e.starts_with("String.valueOf") || e.starts_with("String.format");
-    let calls = f.evidence.get("calls").map(|c| c.to_string()).unwrap_or_default();
-    builds && (calls.contains("StringBuilder") || calls.contains("StringConcat") || calls.contains("Formatter"))
+    let in_building = |c: &String| c.contains("StringBuilder") || c.contains("StringConcat") || c.contains("Formatter");
+    builds && b.calls.iter().any(in_building)
 }
 
 /// The pattern's fix for this finding, with the program's names where the evidence has them.
 pub fn advice(f: &Finding, pattern: Pattern) -> String {
-    let ty = text(f, "type");
+    let ty = f.evidence.type_name().unwrap_or("");
     let simple = if ty.is_empty() { String::new() } else { words::source_type(ty) };
-    match pattern {
-        Pattern::BoxingInLoop if !simple.is_empty() && words::is_box(ty) => {
+    match (pattern, &f.evidence) {
+        (Pattern::BoxingInLoop, _) if !simple.is_empty() && words::is_box(ty) => {
             format!("Keep these values primitive: each {simple} made here is a new object read once.")
         }
-        Pattern::UnreadCostlyFields => {
-            let names: Vec<&str> =
-                strings(f, "unread_fields").into_iter().map(|n| n.rsplit('.').next().unwrap_or(n)).collect();
+        (Pattern::UnreadCostlyFields, Evidence::LowUtility(l)) => {
+            let names: Vec<&str> = l.unread_fields.iter().map(|n| n.rsplit('.').next().unwrap_or(n)).collect();
             if names.is_empty() {
                 return pattern.entry().fix.to_string();
             }
-            if flag(f, "unread_everywhere") == Some(false) {
+            if !l.unread_everywhere {
                 format!(
                     "Compute {} only for the callers that read {} (lazily, or with a cheaper factory for the others).",
                     names.join(", "),
@@ -255,45 +263,22 @@ pub fn advice(f: &Finding, pattern: Pattern) -> String {
                 format!("Drop the fields nothing reads ({}), or compute them only when asked for.", names.join(", "))
             }
         }
-        Pattern::NeverUsedObjects if !simple.is_empty() => {
+        (Pattern::NeverUsedObjects, _) if !simple.is_empty() => {
             format!("Stop creating these {simple} objects: nothing ever reads them.")
         }
-        Pattern::EagerCreation if !simple.is_empty() => {
+        (Pattern::EagerCreation, _) if !simple.is_empty() => {
             format!("Create {simple} objects only when needed: most of them are never used.")
         }
         _ => pattern.entry().fix.to_string(),
     }
 }
 
-/// A list of names in the evidence (a copy's path, a call path); empty when absent.
-fn strings<'f>(f: &'f Finding, key: &str) -> Vec<&'f str> {
-    f.evidence
-        .get(key)
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|s| s.as_str()).collect())
-        .unwrap_or_default()
-}
-
-fn text<'f>(f: &'f Finding, key: &str) -> &'f str {
-    f.evidence.get(key).and_then(|v| v.as_str()).unwrap_or("")
-}
-
-/// A figure of the evidence as a count (sums stored as floats rounded down; 0 when absent).
-pub(crate) fn num(f: &Finding, key: &str) -> u64 {
-    f.evidence.get(key).and_then(|v| v.as_u64().or_else(|| v.as_f64().map(|x| x.max(0.0) as u64))).unwrap_or(0)
-}
-
-pub(crate) fn flag(f: &Finding, key: &str) -> Option<bool> {
-    f.evidence.get(key).and_then(|v| v.as_bool())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::Location;
-    use serde_json::json;
 
-    fn finding(kind: Kind, evidence: serde_json::Value) -> Finding {
+    fn finding(evidence: Evidence) -> Finding {
         let at = Location {
             file: Some("Main.java".into()),
             line: Some(3),
@@ -303,21 +288,30 @@ mod tests {
             bci: 0,
             expression: None,
         };
-        let mut f = Finding::new(kind, 1.0, String::new(), at);
-        f.evidence = evidence.as_object().unwrap().clone();
-        f
+        Finding::new(evidence, 1.0, String::new(), at)
     }
 
-    fn of(kind: Kind, evidence: serde_json::Value) -> Option<Pattern> {
-        pattern(&finding(kind, evidence), LineFacts::default())
+    fn of(evidence: Evidence) -> Option<Pattern> {
+        pattern(&finding(evidence), LineFacts::default())
+    }
+
+    fn lifetime(e: LifetimeEvidence) -> Option<Pattern> {
+        of(Evidence::Lifetime(e))
     }
 
     /// The program's state moving is no pattern: a list relinked, a single move of a value that
     /// is then computed with. A copy into a box is boxing; through a map, an intermediate container.
     #[test]
     fn copies_are_patterns_only_with_evidence_of_waste() {
+        let copy = |path: &[&str], hops: u64, consumed: bool, via_container: bool| CopyChainEvidence {
+            path: path.iter().map(|n| n.to_string()).collect(),
+            hops,
+            consumed,
+            via_container,
+            ..CopyChainEvidence::default()
+        };
         let chain = |path: &[&str], hops: u64, consumed: bool, via: bool| {
-            of(Kind::CopyChain, json!({"path": path, "hops": hops, "consumed": consumed, "via_container": via}))
+            of(Evidence::CopyChain(copy(path, hops, consumed, via)))
         };
         assert_eq!(chain(&["Node.value (line 3)", "Node.next (line 4)"], 1, true, false), None);
         assert_eq!(chain(&["LruCache elements (line 73)", "LinkedHashMap.tail (line 56)"], 1, true, true), None);
@@ -341,11 +335,8 @@ mod tests {
             chain(&["Ledger.balance (line 10)", "Long.value (line 13)"], 1, true, true),
             Some(Pattern::BoxingInLoop)
         );
-        let through = |path: &[&str], hops: u64, through: u64| {
-            of(
-                Kind::CopyChain,
-                json!({"path": path, "hops": hops, "consumed": true, "via_container": true, "through_containers": through}),
-            )
+        let through = |path: &[&str], hops: u64, through_containers: u64| {
+            of(Evidence::CopyChain(CopyChainEvidence { through_containers, ..copy(path, hops, true, true) }))
         };
         assert_eq!(
             through(&["Customer.name", "HashMap.Node.value (line 9)", "Row.name (line 12)"], 2, 1),
@@ -376,24 +367,29 @@ mod tests {
             chain(&["char[] elements (line 10)", "Lexer.current (line 55)"], 1, false, false),
             Some(Pattern::LayeredCopy)
         );
-        let lookup = json!({"path": ["int[] elements (line 7)", "int[] elements (line 42)"], "hops": 1,
-            "consumed": true, "via_container": true, "from_a_table": true});
-        assert_eq!(of(Kind::CopyChain, lookup), None);
+        let lookup = CopyChainEvidence {
+            from_a_table: true,
+            ..copy(&["int[] elements (line 7)", "int[] elements (line 42)"], 1, true, true)
+        };
+        assert_eq!(of(Evidence::CopyChain(lookup)), None);
     }
 
     /// Kept to the end and growing is a leak only when the objects are never read back.
     #[test]
     fn a_leak_needs_objects_never_read_again() {
-        let kept = |leak: Option<bool>| {
-            let mut e = json!({"class": "immortal", "growing": true, "type": "Main$Entry"});
-            if let Some(l) = leak {
-                e["leak"] = json!(l);
-            }
-            of(Kind::Lifetime, e)
+        let kept = |leak: bool| {
+            lifetime(LifetimeEvidence {
+                class: LifetimeClass::Immortal,
+                growing: true,
+                leak,
+                type_name: "Main$Entry".into(),
+                ..LifetimeEvidence::default()
+            })
         };
-        assert_eq!(kept(Some(true)), Some(Pattern::Leak));
-        assert_eq!(kept(None), None, "kept and read: the program's data");
-        assert_eq!(of(Kind::Lifetime, json!({"class": "long"})), None, "no HotSpot figure: kept, not waste");
+        assert_eq!(kept(true), Some(Pattern::Leak));
+        assert_eq!(kept(false), None, "kept and read: the program's data");
+        let long = LifetimeEvidence { class: LifetimeClass::Long, ..LifetimeEvidence::default() };
+        assert_eq!(lifetime(long), None, "no HotSpot figure: kept, not waste");
     }
 
     /// Surviving the VM's 1 MB young generation is not mid-life on HotSpot: most objects must have
@@ -401,19 +397,28 @@ mod tests {
     #[test]
     fn mid_life_is_judged_against_a_hotspot_young_generation() {
         let medium = |outlived: u64| {
-            of(
-                Kind::Lifetime,
-                json!({"class": "medium", "short": 10, "medium": 90, "long": 0, "immortal": 0,
-                       "outlived_hotspot_young": outlived, "hotspot_young_bytes": 32 << 20}),
-            )
+            lifetime(LifetimeEvidence {
+                class: LifetimeClass::Medium,
+                short: 10,
+                medium: 90,
+                outlived_hotspot_young: outlived,
+                hotspot_young_bytes: 32 << 20,
+                ..LifetimeEvidence::default()
+            })
         };
         assert_eq!(medium(0), None, "a document used and dropped within a few MB dies young on HotSpot");
         assert_eq!(medium(50), None, "half is not most");
         assert_eq!(medium(80), Some(Pattern::MidLifeObjects));
-        assert_eq!(of(Kind::Lifetime, json!({"class": "medium", "medium": 90})), None, "no HotSpot figure, no verdict");
-        let long = json!({"class": "long", "long": 100, "outlived_hotspot_young": 100});
+        let unjudged = LifetimeEvidence { class: LifetimeClass::Medium, medium: 90, ..LifetimeEvidence::default() };
+        assert_eq!(lifetime(unjudged), None, "no HotSpot figure, no verdict");
+        let long = LifetimeEvidence {
+            class: LifetimeClass::Long,
+            long: 100,
+            outlived_hotspot_young: 100,
+            ..LifetimeEvidence::default()
+        };
         assert_eq!(
-            of(Kind::Lifetime, long),
+            lifetime(long),
             Some(Pattern::MidLifeObjects),
             "long by the VM's collections, mid-life on HotSpot's"
         );
@@ -424,12 +429,15 @@ mod tests {
     #[test]
     fn a_mixed_site_is_waste_only_where_callers_throw_its_objects_away() {
         let mixed = |library: bool, short: u64, temporaries: Option<u64>| {
-            let mut e = json!({"class": "mixed", "made_by_library": library, "short": short, "immortal": 400});
-            if let Some(t) = temporaries {
-                e["short_context_objects"] = json!(short);
-                e["temporary_objects"] = json!(t);
-            }
-            of(Kind::Lifetime, e)
+            lifetime(LifetimeEvidence {
+                class: LifetimeClass::Mixed,
+                made_by_library: library,
+                short,
+                immortal: 400,
+                short_context_objects: temporaries.map(|_| short),
+                temporary_objects: temporaries,
+                ..LifetimeEvidence::default()
+            })
         };
         assert_eq!(mixed(false, 2100, Some(2100)), Some(Pattern::MixedLifetimeFactory), "read and dropped");
         assert_eq!(mixed(false, 16000, Some(0)), None, "a parser's current line, stored in its field");
@@ -445,16 +453,26 @@ mod tests {
     #[test]
     fn the_text_of_values_written_out_is_output_not_a_temporary() {
         let string = |from_value: bool, written: u64| {
-            let e = json!({"type": "java.lang.String", "instances": 100, "from_value": from_value, "written_objects": written});
-            of(Kind::Nath, e)
+            let u = UsageEvidence {
+                type_name: "java.lang.String".into(),
+                instances: 100,
+                from_value,
+                written_objects: written,
+                ..UsageEvidence::default()
+            };
+            of(Evidence::Usage(UsageKind::Nath, u))
         };
         assert_eq!(string(true, 100), None, "Long.toString handed to a Writer");
         assert_eq!(string(true, 95), None, "nearly all written");
         assert_eq!(string(true, 0), Some(Pattern::TemporaryString), "a number's text compared or parsed");
         assert_eq!(string(false, 100), Some(Pattern::TemporaryString), "a substring written: write the range");
         let short = |text_written: bool| {
-            let f = finding(Kind::Lifetime, json!({"class": "short", "type": "java.lang.String"}));
-            pattern(&f, LineFacts { text_written, ..LineFacts::default() })
+            let e = LifetimeEvidence {
+                class: LifetimeClass::Short,
+                type_name: "java.lang.String".into(),
+                ..LifetimeEvidence::default()
+            };
+            pattern(&finding(Evidence::Lifetime(e)), LineFacts { text_written, ..LineFacts::default() })
         };
         assert_eq!(short(true), None);
         assert_eq!(short(false), Some(Pattern::TemporaryString));
@@ -463,27 +481,34 @@ mod tests {
     /// Temporaries are named by what they are; a call path only by what it repeats.
     #[test]
     fn temporaries_and_call_paths_by_their_evidence() {
-        let temp = |ty: &str| of(Kind::Nath, json!({"type": ty}));
-        assert_eq!(temp("java.lang.Integer"), Some(Pattern::BoxingInLoop));
-        assert_eq!(temp("java.lang.String"), Some(Pattern::TemporaryString));
-        assert_eq!(temp("java.util.stream.ReferencePipeline$3"), Some(Pattern::StreamPerCall));
-        assert_eq!(temp("com.acme.Main$MinMax"), Some(Pattern::ResultObjectPerCall));
-        assert_eq!(
-            of(Kind::Nath, json!({"type": "java.lang.String", "lookup_key": true})),
-            Some(Pattern::TemporaryLookupKey)
-        );
-        let path = |repeated: serde_json::Value, calls: &[&str]| {
-            of(Kind::Bottleneck, json!({"repeated": repeated, "calls": calls}))
+        let nath = |ty: &str, lookup_key: bool| {
+            let u = UsageEvidence { type_name: ty.into(), lookup_key, ..UsageEvidence::default() };
+            of(Evidence::Usage(UsageKind::Nath, u))
         };
-        assert_eq!(path(json!(null), &["Main.main()V"]), None, "the program's essential work");
-        assert_eq!(path(json!("same arguments"), &["Main.main()V", "Main.rate()D"]), Some(Pattern::RepeatedCall));
+        assert_eq!(nath("java.lang.Integer", false), Some(Pattern::BoxingInLoop));
+        assert_eq!(nath("java.lang.String", false), Some(Pattern::TemporaryString));
+        assert_eq!(nath("java.util.stream.ReferencePipeline$3", false), Some(Pattern::StreamPerCall));
+        assert_eq!(nath("com.acme.Main$MinMax", false), Some(Pattern::ResultObjectPerCall));
+        assert_eq!(nath("java.lang.String", true), Some(Pattern::TemporaryLookupKey));
+        let path = |repeated: Option<RepeatedWork>, calls: &[&str]| {
+            let calls = calls.iter().map(|c| c.to_string()).collect();
+            of(Evidence::Bottleneck(BottleneckEvidence { repeated, calls, ..BottleneckEvidence::default() }))
+        };
+        assert_eq!(path(None, &["Main.main()V"]), None, "the program's essential work");
         assert_eq!(
-            path(json!("scan per iteration"), &["Main.main()V", "java.util.ArrayList.contains(Ljava/lang/Object;)Z"]),
+            path(Some(RepeatedWork::SameArguments), &["Main.main()V", "Main.rate()D"]),
+            Some(Pattern::RepeatedCall)
+        );
+        assert_eq!(
+            path(
+                Some(RepeatedWork::ScanPerIteration),
+                &["Main.main()V", "java.util.ArrayList.contains(Ljava/lang/Object;)Z"]
+            ),
             Some(Pattern::QuadraticScan)
         );
-        assert_eq!(path(json!("regex compiled per call"), &["Main.main()V"]), Some(Pattern::RegexPerCall));
+        assert_eq!(path(Some(RepeatedWork::RegexCompiledPerCall), &["Main.main()V"]), Some(Pattern::RegexPerCall));
         assert_eq!(
-            path(json!("same arguments"), &["Main.main()V", "java.time.format.DateTimeFormatter.ofPattern(Ljava/lang/String;)Ljava/time/format/DateTimeFormatter;"]),
+            path(Some(RepeatedWork::SameArguments), &["Main.main()V", "java.time.format.DateTimeFormatter.ofPattern(Ljava/lang/String;)Ljava/time/format/DateTimeFormatter;"]),
             Some(Pattern::PreparedFormPerItem)
         );
     }

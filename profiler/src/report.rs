@@ -5,6 +5,7 @@
 //! relative to the source root, and line). A finding's `location` is always the first frame in
 //! user code; where the event itself happened inside the JDK, that JDK frame is a related location.
 
+use crate::evidence::Evidence;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "bloatlens-report/4";
@@ -200,13 +201,12 @@ impl Default for Settings {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// What an analysis found. In the JSON its kind comes first and its evidence last, as
+/// `{"kind": "copy-chain", …, "evidence": {…}}`; here the kind is the evidence's variant.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
-    /// What the analysis saw.
-    pub kind: Kind,
     /// The bloat pattern the finding is an instance of (see `docs/patterns.md`); `None` for a raw
     /// analysis result that fits none, which the editor does not show.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<crate::patterns::Pattern>,
     pub severity: Severity,
     /// Ranking figure within the kind (see each kind's `evidence` for how it is made).
@@ -214,20 +214,93 @@ pub struct Finding {
     /// What a fix would save, as a share of the run: of its heap copies (copy chains, clones),
     /// allocated bytes (NATH, usage, lifetime findings) or instructions (low-utility structures,
     /// bottlenecks). Findings are listed by it, largest first, across kinds.
-    #[serde(default)]
     pub share: f64,
     pub message: String,
     /// What to change first, in one sentence.
-    #[serde(default)]
     pub advice: String,
     /// Why the editor does not show this finding (work done once, a share under `min_share`);
     /// `None` for the findings shown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden: Option<String>,
     pub location: Location,
     pub related: Vec<Related>,
-    /// The figures behind the finding, by name.
-    pub evidence: serde_json::Map<String, serde_json::Value>,
+    /// What the analysis saw and the figures behind it; its variant is the finding's kind.
+    pub evidence: Evidence,
+}
+
+/// A [`Finding`] as the JSON has it.
+#[derive(Serialize)]
+struct FindingOut<'a> {
+    kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pattern: Option<crate::patterns::Pattern>,
+    severity: Severity,
+    score: f64,
+    share: f64,
+    message: &'a str,
+    advice: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hidden: Option<&'a str>,
+    location: &'a Location,
+    related: &'a [Related],
+    evidence: &'a Evidence,
+}
+
+#[derive(Deserialize)]
+struct FindingIn {
+    kind: Kind,
+    #[serde(default)]
+    pattern: Option<crate::patterns::Pattern>,
+    severity: Severity,
+    score: f64,
+    #[serde(default)]
+    share: f64,
+    message: String,
+    #[serde(default)]
+    advice: String,
+    #[serde(default)]
+    hidden: Option<String>,
+    location: Location,
+    related: Vec<Related>,
+    /// Read by `kind` once the whole finding is read: the kind says which evidence it is.
+    evidence: serde_json::Value,
+}
+
+impl Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        FindingOut {
+            kind: self.kind(),
+            pattern: self.pattern,
+            severity: self.severity,
+            score: self.score,
+            share: self.share,
+            message: &self.message,
+            advice: &self.advice,
+            hidden: self.hidden.as_deref(),
+            location: &self.location,
+            related: &self.related,
+            evidence: &self.evidence,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Finding {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f = FindingIn::deserialize(d)?;
+        let evidence = Evidence::from_json(f.kind, f.evidence).map_err(serde::de::Error::custom)?;
+        Ok(Finding {
+            pattern: f.pattern,
+            severity: f.severity,
+            score: f.score,
+            share: f.share,
+            message: f.message,
+            advice: f.advice,
+            hidden: f.hidden,
+            location: f.location,
+            related: f.related,
+            evidence,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -275,9 +348,8 @@ pub struct MethodCopies {
 }
 
 impl Finding {
-    pub fn new(kind: Kind, score: f64, message: String, location: Location) -> Self {
+    pub fn new(evidence: Evidence, score: f64, message: String, location: Location) -> Self {
         Finding {
-            kind,
             pattern: None,
             severity: Severity::Info,
             score,
@@ -287,13 +359,13 @@ impl Finding {
             hidden: None,
             location,
             related: Vec::new(),
-            evidence: serde_json::Map::new(),
+            evidence,
         }
     }
 
-    pub fn evidence(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
-        self.evidence.insert(name.into(), value.into());
-        self
+    /// What the analysis saw: the evidence's variant.
+    pub fn kind(&self) -> Kind {
+        self.evidence.kind()
     }
 
     pub fn related(mut self, location: Location, role: impl Into<String>) -> Self {
@@ -453,14 +525,14 @@ impl Severity {
 
 /// A lifetime finding's histogram as text rows (`≥ 4 KB  ████ 120`), for terminals and hovers.
 pub fn histogram_rows(f: &Finding) -> Vec<String> {
-    let Some(buckets) = f.evidence.get("histogram").and_then(|h| h.as_array()) else { return Vec::new() };
-    let max = buckets.iter().filter_map(|b| b["objects"].as_u64()).max().unwrap_or(1).max(1);
+    let Some(lifetime) = f.evidence.lifetime() else { return Vec::new() };
+    let buckets = &lifetime.histogram;
+    let max = buckets.iter().map(|b| b.objects).max().unwrap_or(1).max(1);
     buckets
         .iter()
-        .filter_map(|b| {
-            let (from, n) = (b["from_bytes"].as_u64()?, b["objects"].as_u64()?);
-            let bar = "█".repeat(((n * 20).div_ceil(max)) as usize);
-            Some(format!("≥ {:>8} {bar} {n}", human_bytes(from)))
+        .map(|b| {
+            let bar = "█".repeat(((b.objects * 20).div_ceil(max)) as usize);
+            format!("≥ {:>8} {bar} {}", human_bytes(b.from_bytes), b.objects)
         })
         .collect()
 }

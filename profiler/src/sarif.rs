@@ -116,7 +116,7 @@ fn kind_rule(kind: Kind) -> Value {
 
 /// A result's rule: its pattern's, else its raw kind's.
 fn rule_id(f: &Finding) -> &'static str {
-    f.pattern.map_or(f.kind.as_str(), Pattern::id)
+    f.pattern.map_or(f.kind().as_str(), Pattern::id)
 }
 
 fn capitalised(word: &str) -> String {
@@ -145,7 +145,7 @@ fn level(f: &Finding) -> &'static str {
 fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
     let rule_index = match f.pattern {
         Some(p) => Pattern::ALL.iter().position(|x| *x == p),
-        None => Kind::ALL.iter().position(|k| *k == f.kind).map(|i| i + Pattern::ALL.len()),
+        None => Kind::ALL.iter().position(|k| *k == f.kind()).map(|i| i + Pattern::ALL.len()),
     };
     let mut r = json!({
         "ruleId": rule_id(f),
@@ -167,7 +167,7 @@ fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
                 .collect(),
         );
     }
-    if matches!(f.kind, Kind::CopyChain | Kind::Clone) {
+    if matches!(f.kind(), Kind::CopyChain | Kind::Clone) {
         // The chain, hop by hop, as a code flow: the user's line, then every load and store.
         let steps: Vec<Value> =
             std::iter::once(json!({ "location": location(&f.location, None, sources), "nestingLevel": 0 }))
@@ -183,11 +183,11 @@ fn result(f: &Finding, print: &str, sources: &Sources) -> Value {
     properties.insert("share".into(), json!(f.share));
     properties.insert("score".into(), json!(f.score));
     properties.insert("severity".into(), json!(f.severity));
-    properties.insert("kind".into(), json!(f.kind));
+    properties.insert("kind".into(), json!(f.kind()));
     if let Some(h) = &f.hidden {
         properties.insert("hidden".into(), json!(h));
     }
-    properties.insert("evidence".into(), Value::Object(f.evidence.clone()));
+    properties.insert("evidence".into(), json!(f.evidence));
     r["properties"] = Value::Object(properties);
     r
 }
@@ -263,7 +263,7 @@ pub fn fingerprints(findings: &[Finding]) -> Vec<String> {
                 .iter()
                 .map(|r| format!("{}.{}{}", r.location.class, r.location.method, r.location.descriptor))
                 .collect();
-            format!("{}\n{}.{}{}\n{at}\n{}", f.kind, l.class, l.method, l.descriptor, through.join("\n"))
+            format!("{}\n{}.{}{}\n{at}\n{}", f.kind(), l.class, l.method, l.descriptor, through.join("\n"))
         })
         .collect();
     // Alike findings are numbered in the order of their bytecode positions, not of their rank.

@@ -62,7 +62,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.hidden.is_none()).collect();
     let mut by_kind: Vec<(&str, usize)> = Vec::new();
     for f in &shown {
-        let family = f.kind.family().as_str();
+        let family = f.kind().family().as_str();
         match by_kind.iter_mut().find(|k| k.0 == family) {
             Some(k) => k.1 += 1,
             None => by_kind.push((family, 1)),
@@ -78,7 +78,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             out,
             "{}. [{}] {} — {:.1}% of the run — {}",
             i + 1,
-            f.pattern.map_or(f.kind.label(), |p| p.title()),
+            f.pattern.map_or(f.kind().label(), |p| p.title()),
             f.location.short(),
             f.share * 100.0,
             f.advice

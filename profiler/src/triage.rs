@@ -15,9 +15,11 @@
 //!    findings under the `min_share` setting;
 //! 5. ranks everything by share, and gives severities and advice by rank and pattern.
 
+use crate::analysis::calltree::Metric;
 use crate::cost_model::{self, CostModel, Work};
+use crate::evidence::{AlsoEntry, Evidence, LifetimeClass, LifetimeEvidence};
 use crate::patterns::Pattern;
-use crate::recognise::{self, builds_a_string, flag, num, value_text_written, LineFacts};
+use crate::recognise::{self, builds_a_string, LineFacts};
 use crate::report::{Family, Finding, Kind, Settings, Severity};
 use std::collections::HashMap;
 
@@ -93,15 +95,12 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     //    building it there, so that line is the finding's (not the loop that repeats it).
     let dropped_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = raw
         .iter()
-        .filter(|f| matches!(f.kind, Kind::NeverUsed | Kind::RarelyUsed))
+        .filter(|f| matches!(f.kind(), Kind::NeverUsed | Kind::RarelyUsed))
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
-    for f in raw.iter_mut().filter(|f| f.kind == Kind::Bottleneck) {
-        let work = f
-            .evidence
-            .get("work_location")
-            .and_then(|l| serde_json::from_value::<crate::report::Location>(l.clone()).ok());
-        if let Some(work) = work.filter(|w| dropped_lines.contains(&(w.file.clone(), w.line))) {
+    for f in raw.iter_mut() {
+        let Some(work) = f.evidence.bottleneck().and_then(|b| b.work_location.clone()) else { continue };
+        if dropped_lines.contains(&(work.file.clone(), work.line)) {
             let moved = Finding { location: work, ..f.clone() };
             if builds_a_string(&moved) {
                 *f = moved;
@@ -111,18 +110,17 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     // Lines whose stored objects are never read back from the heap, seen before mechanics go.
     let unread_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = raw
         .iter()
-        .filter(|f| matches!(f.kind, Kind::WriteReadImbalance | Kind::NeverUsed) && num(f, "heap_writes") > 0)
-        .filter(|f| num(f, "heap_reads") == 0)
+        .filter(|f| matches!(f.kind(), Kind::WriteReadImbalance | Kind::NeverUsed))
+        .filter(|f| f.evidence.usage().is_some_and(|u| u.heap_writes > 0 && u.heap_reads == 0))
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
     // 1. Library mechanics out; their bytes remembered by line.
     let mut internal_bytes: HashMap<(Option<String>, Option<u32>), u64> = HashMap::new();
     let mut kept = Vec::new();
     for f in raw {
-        if is_mechanics(&f) {
-            *internal_bytes.entry((f.location.file.clone(), f.location.line)).or_default() += num(&f, "bytes");
-        } else {
-            kept.push(f);
+        match mechanics_bytes(&f) {
+            Some(bytes) => *internal_bytes.entry((f.location.file.clone(), f.location.line)).or_default() += bytes,
+            None => kept.push(f),
         }
     }
     // 2. One finding per kind and line.
@@ -131,15 +129,15 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     for mut f in kept {
         f.share = share(&f, totals, calls);
         // A finding may name what makes it one problem with others (`merge_key`); else its line.
-        let mut at = match f.evidence.get("merge_key").and_then(|k| k.as_str()) {
-            Some(k) => k.to_string(),
-            None => format!("{:?}", f.location.line),
+        let mut at = match &f.evidence {
+            Evidence::CopyChain(c) => c.merge_key.clone(),
+            _ => format!("{:?}", f.location.line),
         };
         // The text of values written out is not one problem with the line's other strings.
         if value_text_written(&f) {
             at.push_str(" text written");
         }
-        let key = (f.kind.family(), f.location.file.clone(), at);
+        let key = (f.kind().family(), f.location.file.clone(), at);
         match index.get(&key) {
             Some(&g) => groups[g].push(f),
             None => {
@@ -154,13 +152,13 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     // (Library-made objects count: the strings a `String.format` makes for a list nobody reads.)
     let unread = unread_lines;
     for f in groups.iter_mut().flatten() {
-        if f.kind == Kind::Lifetime
-            && flag(f, "growing") == Some(true)
-            && unread.contains(&(f.location.file.clone(), f.location.line))
-        {
-            let held = num(f, "retained_bytes") as f64 / num(f, "heap_at_end").max(1) as f64;
-            f.share = f.share.max(held.min(1.0));
-            f.evidence.insert("leak".into(), true.into());
+        let line = (f.location.file.clone(), f.location.line);
+        if let Evidence::Lifetime(l) = &mut f.evidence {
+            if l.growing && unread.contains(&line) {
+                let held = l.retained_bytes as f64 / l.heap_at_end.max(1) as f64;
+                f.share = f.share.max(held.min(1.0));
+                l.leak = true;
+            }
         }
     }
     // Young temporaries are a problem where nothing keeps them (NATH on the same line: made,
@@ -169,7 +167,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         groups
             .iter()
             .flatten()
-            .filter(|f| f.kind.family() == Family::Nath && keep(f))
+            .filter(|f| f.kind().family() == Family::Nath && keep(f))
             .map(|f| (f.location.file.clone(), f.location.line))
             .collect()
     };
@@ -177,8 +175,8 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     let factory_lines: std::collections::HashSet<(Option<String>, Option<u32>)> = groups
         .iter()
         .flatten()
-        .filter(|f| f.kind.family() == Family::Nath)
-        .filter_map(|f| serde_json::from_value(f.evidence.get("factory_at")?.clone()).ok())
+        .filter(|f| f.kind().family() == Family::Nath)
+        .filter_map(|f| f.evidence.usage()?.factory_at.clone())
         .collect();
     let temporaries = nath_lines(|_| true);
     // What NATH says of a line's temporaries holds for their short lifetimes there too.
@@ -189,8 +187,8 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         .map(|g| {
             let mut f = merge(g);
             let rolled = internal_bytes.get(&(f.location.file.clone(), f.location.line)).copied().unwrap_or(0);
-            if rolled > 0 && matches!(f.kind.family(), Family::Nath | Family::Lifetime | Family::LowUtility) {
-                f.evidence.insert("internal_bytes".into(), rolled.into());
+            if rolled > 0 {
+                f.evidence.set_internal_bytes(rolled);
             }
             f
         })
@@ -198,7 +196,7 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
     // Lines whose objects are (almost) never used: a string built there is built for nothing.
     let unused: std::collections::HashSet<(Option<String>, Option<u32>)> = out
         .iter()
-        .filter(|f| matches!(f.kind, Kind::NeverUsed | Kind::RarelyUsed))
+        .filter(|f| matches!(f.kind(), Kind::NeverUsed | Kind::RarelyUsed))
         .map(|f| (f.location.file.clone(), f.location.line))
         .collect();
     // 3–5. Hide, rank, advise.
@@ -214,23 +212,22 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
             f.location.bci,
         ));
         if let Some(r) = ran {
-            f.evidence.insert("line_ran".into(), r.calls.into());
+            f.evidence.set_line_ran(r.calls);
         }
-        let short = f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short");
+        let short = short_lived(f);
         let stored_young = short && !temporaries.contains(&line);
         // Objects a library made that all live to the end, born early rather than all through
         // the run, or far more of them than the user's line ran: a cache or table it fills once
         // (locale data behind the first `String.format`), however short the run that saw it grow.
-        let instances = f.evidence.get("instances").and_then(|n| n.as_u64()).unwrap_or(0);
-        let library_setup = f.kind == Kind::Lifetime
-            && f.evidence.get("class").and_then(|c| c.as_str()) == Some("immortal")
-            && flag(f, "made_by_library") == Some(true)
-            && (flag(f, "growing") == Some(false) || ran.is_some_and(|r| instances >= 50 * r.calls.max(1)));
+        let library_setup = f.evidence.lifetime().is_some_and(|l| {
+            l.class == LifetimeClass::Immortal
+                && l.made_by_library
+                && (!l.growing || ran.is_some_and(|r| l.instances >= 50 * r.calls.max(1)))
+        });
         // A call path is a bottleneck when its cost looks redundant (the same work repeated, or a
         // result dropped), not because the program's real work is costly.
-        let essential = f.kind == Kind::Bottleneck
-            && f.evidence.get("repeated").and_then(|r| r.as_str()).is_none()
-            && !(dropped && builds_a_string(f));
+        let essential =
+            f.evidence.bottleneck().is_some_and(|b| b.repeated.is_none()) && !(dropped && builds_a_string(f));
         f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
             Some(ONE_TIME.into())
         } else if loop_iterator(f) || scalar_replaced(f, removed.contains(&line)) {
@@ -305,24 +302,35 @@ fn one_per_problem(findings: Vec<Finding>) -> Vec<Finding> {
         };
         let lead_first = out[i].pattern == Some(p) && (f.pattern != Some(p) || out[i].share >= f.share);
         let (mut lead, other) = if lead_first { (out[i].clone(), f) } else { (f, out[i].clone()) };
-        let mut also = lead.evidence.remove("also").and_then(|a| a.as_array().cloned()).unwrap_or_default();
-        also.push(serde_json::json!({
-            "kind": other.kind, "pattern": other.pattern, "message": other.message,
-            "share": round4(other.share), "evidence": other.evidence,
-        }));
-        lead.evidence.insert("also".into(), also.into());
+        let merged = AlsoEntry {
+            evidence: other.evidence,
+            message: other.message,
+            pattern: other.pattern,
+            share: round4(other.share),
+        };
+        lead.evidence.also_mut().push(merged);
         out[i] = lead;
     }
     out
+}
+
+/// Whether the finding is about short-lived objects (a lifetime finding of class `short`).
+fn short_lived(f: &Finding) -> bool {
+    f.evidence.lifetime().is_some_and(|l| l.class == LifetimeClass::Short)
+}
+
+/// Whether the finding is about the text of values the program writes out (see
+/// [`recognise::value_text_written`]).
+fn value_text_written(f: &Finding) -> bool {
+    f.evidence.usage().is_some_and(recognise::value_text_written)
 }
 
 /// A temporary that is a JDK collection's iterator (`ArrayList$Itr`, `HashMap$KeyIterator`): made
 /// by a for-each loop and never stored, it is scalar-replaced by HotSpot's JIT, so it costs nothing
 /// there whatever our interpreter counts.
 fn loop_iterator(f: &Finding) -> bool {
-    let temporary = matches!(f.kind, Kind::Nath | Kind::MostlyNath | Kind::NeverUsed)
-        || (f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short"));
-    let ty = f.evidence.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    let temporary = matches!(f.kind(), Kind::Nath | Kind::MostlyNath | Kind::NeverUsed) || short_lived(f);
+    let ty = f.evidence.type_name().unwrap_or("");
     let inner = ty.rsplit('$').next().unwrap_or("");
     temporary
         && ty.starts_with("java.util.")
@@ -336,22 +344,27 @@ fn loop_iterator(f: &Finding) -> bool {
 /// analysis removes them, so a fix saves nothing. (A result object is left shown: its fields are
 /// the program's values, and whether the JIT removes it depends on more than its size.)
 fn removed_by_the_jit(f: &Finding) -> bool {
-    let closure = f.evidence.get("type").and_then(|t| t.as_str()).is_some_and(|t| t.contains("$$Lambda"));
-    f.kind == Kind::Nath && flag(f, "inlined") == Some(true) && (closure || flag(f, "empty_collection") == Some(true))
+    let Some(u) = f.evidence.usage().filter(|_| f.kind() == Kind::Nath) else { return false };
+    let closure = u.type_name.contains("$$Lambda");
+    u.inlined && (closure || u.empty_collection)
 }
 
 /// A temporary HotSpot removes ([`removed_by_the_jit`]), or a short lifetime on its line.
 fn scalar_replaced(f: &Finding, line_removed: bool) -> bool {
-    let short = f.kind == Kind::Lifetime && f.evidence.get("class").and_then(|c| c.as_str()) == Some("short");
-    removed_by_the_jit(f) || (short && line_removed)
+    removed_by_the_jit(f) || (short_lived(f) && line_removed)
 }
 
-/// Findings about the library's own workings, which the user's code neither sees nor changes: a
-/// copy chain that moves only library bookkeeping (an iterator's cursor), never the user's data;
-/// objects inside a library structure (a `String`'s `byte[]`, a map's nodes) that user code never
-/// touches — part of the structure the user made. The analyses say so in the evidence.
-fn is_mechanics(f: &Finding) -> bool {
-    flag(f, "user_data") == Some(false) || flag(f, "handled_by_user") == Some(false)
+/// The bytes of a finding about the library's own workings, which the user's code neither sees
+/// nor changes (`None` for the others): a copy chain that moves only library bookkeeping (an
+/// iterator's cursor), never the user's data; objects inside a library structure (a `String`'s
+/// `byte[]`, a map's nodes) that user code never touches — part of the structure the user made.
+/// The analyses say so in the evidence.
+fn mechanics_bytes(f: &Finding) -> Option<u64> {
+    match &f.evidence {
+        Evidence::CopyChain(c) if !c.user_data => Some(c.bytes),
+        Evidence::Usage(_, u) if !u.handled_by_user => Some(u.bytes),
+        _ => None,
+    }
 }
 
 /// What a fix would save, as a share of the program's estimated time on HotSpot
@@ -362,45 +375,40 @@ fn share(f: &Finding, t: &RunTotals, calls: &SiteCalls) -> f64 {
 
 /// What a fix removes, as the VM counted it.
 fn saved_work(f: &Finding, calls: &SiteCalls) -> Work {
-    match f.kind {
-        Kind::CopyChain => cost_model::copy_chain(num(f, "frequency"), num(f, "hops"), num(f, "through_containers")),
-        // A clone not made: its copies, and the objects it allocated (about the bytes it copied).
-        Kind::Clone => {
-            let volume = num(f, "volume");
-            cost_model::COPY.times(num(f, "copies").max(volume / 4)).plus(Work::new(0, volume))
-        }
-        // What building it costs, or, for unread fields of a useful object, what computing those costs.
+    // Cost-benefit's figures are sums, rounded floats: counted whole.
+    let whole = |x: f64| x.max(0.0) as u64;
+    match &f.evidence {
+        Evidence::CopyChain(c) => cost_model::copy_chain(c.frequency, c.hops, c.through_containers),
+        // A clone not made: its copies (as 4-byte values), and the objects it allocated (about the
+        // bytes it copied).
+        Evidence::Clone(c) => cost_model::COPY.times(c.volume / 4).plus(Work::new(0, c.volume)),
         // A collection only filled: what the calls that made and filled it cost.
-        Kind::LowUtility if f.evidence.contains_key("cost_sites") => {
-            let sites = f.evidence["cost_sites"].as_array().cloned().unwrap_or_default();
-            let cost: u64 = sites
+        Evidence::FilledCollection(c) => {
+            let cost: u64 = c
+                .cost_sites
                 .iter()
                 .filter_map(|s| {
-                    let s = s.as_array()?;
-                    let key = (
-                        s.first()?.as_str()?.to_string(),
-                        s.get(1)?.as_str()?.to_string(),
-                        s.get(2)?.as_str()?.to_string(),
-                        s.get(3)?.as_u64()? as u32,
-                    );
+                    let key = (s.class.clone(), s.method.clone(), s.descriptor.clone(), s.bci);
                     calls.get(&key).map(|r| r.instructions)
                 })
                 .sum();
             Work::new(cost, 0)
         }
-        Kind::LowUtility => {
-            let avoidable = if f.evidence.contains_key("avoidable_cost") { "avoidable_cost" } else { "n_rac" };
-            Work::new(num(f, avoidable), 0)
-        }
+        // What building it costs, or, for unread fields of a useful object, what computing those costs.
+        Evidence::LowUtility(l) => Work::new(whole(l.avoidable_cost), 0),
         // The calls' instructions (or copies) and the bytes they allocate.
-        Kind::Bottleneck => match f.evidence.get("metric").and_then(|m| m.as_str()) {
-            Some("bytes") => Work::new(0, num(f, "cum")),
-            Some("copies") => cost_model::COPY.times(num(f, "cum")).plus(Work::new(0, num(f, "cum_bytes"))),
-            _ => Work::new(num(f, "cum"), num(f, "cum_bytes")),
-        },
+        Evidence::Bottleneck(b) => {
+            let cum = b.cum.max(0) as u64;
+            match b.metric {
+                Metric::Bytes => Work::new(0, cum),
+                Metric::Copies => cost_model::COPY.times(cum).plus(Work::new(0, b.cum_bytes)),
+                Metric::Instructions => Work::new(cum, b.cum_bytes),
+            }
+        }
         // A mixed site: what its throw-away objects cost, not what the callers that keep theirs do.
-        Kind::Lifetime if f.evidence.contains_key("temporary_bytes") => Work::new(0, num(f, "temporary_bytes")),
-        _ => Work::new(0, num(f, "bytes")),
+        Evidence::Lifetime(LifetimeEvidence { temporary_bytes: Some(bytes), .. }) => Work::new(0, *bytes),
+        Evidence::Lifetime(l) => Work::new(0, l.bytes),
+        Evidence::Usage(_, u) => Work::new(0, u.bytes),
     }
 }
 
@@ -415,40 +423,40 @@ fn merge(mut group: Vec<Finding>) -> Finding {
     if rest.is_empty() {
         return first;
     }
-    if first.kind != Kind::Bottleneck {
+    if first.kind() != Kind::Bottleneck {
         first.share = (first.share + rest.iter().map(|f| f.share).sum::<f64>()).min(1.0);
     }
-    if first.kind.family() == Family::CopyChain {
-        let mut fields: Vec<String> = Vec::new();
-        for name in std::iter::once(&first).chain(&rest).filter_map(copied_field) {
-            if !fields.contains(&name) {
-                fields.push(name);
-            }
-        }
-        if fields.len() > 1 {
-            first.message = format!("{} fields copied here: {}; {}", fields.len(), fields.join(", "), first.message);
-            first.evidence.insert("fields_copied".into(), fields.into());
+    // Copy chains of several fields into one container: the fields, named.
+    let mut fields: Vec<String> = Vec::new();
+    for name in std::iter::once(&first).chain(&rest).filter_map(copied_field) {
+        if !fields.contains(&name) {
+            fields.push(name);
         }
     }
-    let also: Vec<serde_json::Value> = rest
-        .iter()
-        .map(|f| serde_json::json!({"kind": f.kind, "message": f.message, "share": round4(f.share), "evidence": f.evidence}))
-        .collect();
+    if fields.len() > 1 {
+        if let Evidence::CopyChain(c) = &mut first.evidence {
+            first.message = format!("{} fields copied here: {}; {}", fields.len(), fields.join(", "), first.message);
+            c.fields_copied = Some(fields);
+        }
+    }
+    let mut also: Vec<AlsoEntry> = Vec::new();
     // The others' own lines are related places; their hops stay in `also`.
     for f in rest {
-        let what = copied_field(&f).or_else(|| f.evidence.get("type").and_then(|t| t.as_str()).map(String::from));
-        let role = format!("also here: {}", what.unwrap_or_else(|| f.kind.to_string()));
+        let what = copied_field(&f).or_else(|| f.evidence.type_name().map(String::from));
+        let role = format!("also here: {}", what.unwrap_or_else(|| f.kind().to_string()));
         if f.location.line != first.location.line && !first.related.iter().any(|r| r.location == f.location) {
             first.related.push(crate::report::Related { location: f.location, role });
         }
+        also.push(AlsoEntry { evidence: f.evidence, message: f.message, pattern: None, share: round4(f.share) });
     }
-    first.evidence.insert("also".into(), also.into());
+    *first.evidence.also_mut() = also;
     first
 }
 
 /// The field a copy chain moves into its container (`Order.sku` → `sku`).
 fn copied_field(f: &Finding) -> Option<String> {
-    let node = f.evidence.get("field")?.as_str()?;
+    let Evidence::CopyChain(c) = &f.evidence else { return None };
+    let node = c.field.as_str();
     let name = node.rsplit('.').next()?;
     (name != node && !node.contains(' ')).then(|| name.to_string())
 }
@@ -460,10 +468,11 @@ fn round4(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evidence::{UsageEvidence, UsageKind};
     use crate::report::Location;
 
-    fn hidden(reason: Option<&str>) -> Finding {
-        let at = Location {
+    fn at() -> Location {
+        Location {
             file: Some("Main.java".into()),
             line: Some(1),
             class: "Main".into(),
@@ -471,8 +480,16 @@ mod tests {
             descriptor: "([Ljava/lang/String;)V".into(),
             bci: 0,
             expression: None,
-        };
-        Finding { hidden: reason.map(String::from), ..Finding::new(Kind::Nath, 1.0, String::new(), at) }
+        }
+    }
+
+    fn hidden(reason: Option<&str>) -> Finding {
+        let nath = Evidence::Usage(UsageKind::Nath, UsageEvidence::default());
+        Finding { hidden: reason.map(String::from), ..Finding::new(nath, 1.0, String::new(), at()) }
+    }
+
+    fn with_share(evidence: Evidence) -> Finding {
+        Finding { share: 0.05, ..Finding::new(evidence, 1.0, String::new(), at()) }
     }
 
     #[test]
@@ -496,17 +513,16 @@ mod tests {
     /// object of the program's own, it is shown.
     #[test]
     fn closures_and_empty_collections_in_inlined_code_are_hidden() {
-        let temp = |ty: &str, inlined: bool, empty: bool| {
-            let mut f = Finding { share: 0.05, ..hidden(None) };
-            for (k, v) in [
-                ("type", serde_json::json!(ty)),
-                ("inlined", serde_json::json!(inlined)),
-                ("empty_collection", serde_json::json!(empty)),
-                ("bytes", serde_json::json!(100_000)),
-            ] {
-                f.evidence.insert(k.into(), v);
-            }
-            f
+        let temp = |ty: &str, inlined: bool, empty_collection: bool| {
+            let u = UsageEvidence {
+                type_name: ty.into(),
+                inlined,
+                empty_collection,
+                bytes: 100_000,
+                handled_by_user: true,
+                ..UsageEvidence::default()
+            };
+            with_share(Evidence::Usage(UsageKind::Nath, u))
         };
         let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();
@@ -529,17 +545,13 @@ mod tests {
     #[test]
     fn a_library_table_filled_behind_a_few_calls_is_one_time_work_not_a_leak() {
         let leak = |instances: u64| {
-            let mut f = Finding { share: 0.05, ..hidden(None) };
-            f.kind = Kind::Lifetime;
-            for (k, v) in [
-                ("class", serde_json::json!("immortal")),
-                ("growing", serde_json::json!(true)),
-                ("made_by_library", serde_json::json!(true)),
-                ("instances", serde_json::json!(instances)),
-            ] {
-                f.evidence.insert(k.into(), v);
-            }
-            f
+            with_share(Evidence::Lifetime(LifetimeEvidence {
+                class: LifetimeClass::Immortal,
+                growing: true,
+                made_by_library: true,
+                instances,
+                ..LifetimeEvidence::default()
+            }))
         };
         let totals = RunTotals { program: Work::new(1_000_000, 1 << 20) };
         let mut calls = SiteCalls::new();

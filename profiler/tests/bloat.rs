@@ -4,6 +4,10 @@
 //! it. `BLOATLENS_BLESS=1` rewrites the snapshots. Besides the snapshots, the numbers the papers
 //! print for their examples are asserted directly.
 
+use bloatlens_profiler::evidence::{
+    BottleneckEvidence, CloneEvidence, CopyChainEvidence, Evidence, LifetimeClass, LifetimeEvidence,
+    LowUtilityEvidence, RepeatedWork, UsageEvidence,
+};
 use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
 use bloatlens_profiler::report::{Finding, Kind, Report, Settings};
 use bloatlens_profiler::run::RunConfig;
@@ -74,17 +78,16 @@ fn key_evidence(kind: &str) -> &'static [&'static str] {
 /// Figures the snapshot shows in a form of its own: a bottleneck's path by short method names,
 /// its share in whole percent.
 fn derived(f: &Finding, key: &str) -> Option<String> {
+    let b = f.evidence.bottleneck()?;
     match key {
         "path" => Some(
-            f.evidence["calls"]
-                .as_array()?
+            b.calls
                 .iter()
-                .filter_map(|c| c.as_str())
-                .map(bloatlens_profiler::analysis::bottleneck::short_name)
+                .map(|c| bloatlens_profiler::analysis::bottleneck::short_name(c))
                 .collect::<Vec<_>>()
                 .join(">"),
         ),
-        "percent" => Some(format!("{:.0}", f.evidence["share"].as_f64()? * 100.0)),
+        "percent" => Some(format!("{:.0}", b.share * 100.0)),
         _ => None,
     }
 }
@@ -94,17 +97,19 @@ fn snapshot(report: &Report) -> String {
         .findings
         .iter()
         .map(|f| {
-            let figures: Vec<String> = key_evidence(f.kind.as_str())
+            // The figures as the JSON report writes them, by their names there.
+            let written = serde_json::to_value(&f.evidence).expect("evidence as JSON");
+            let figures: Vec<String> = key_evidence(f.kind().as_str())
                 .iter()
-                .filter_map(|k| derived(f, k).or_else(|| f.evidence.get(*k).map(|v| v.to_string())))
+                .filter_map(|k| derived(f, k).or_else(|| written.get(*k).map(|v| v.to_string())))
                 .map(|v| v.trim_matches('"').to_string())
-                .zip(key_evidence(f.kind.as_str()))
+                .zip(key_evidence(f.kind().as_str()))
                 .map(|(v, k)| format!("{k}={v}"))
                 .collect();
             format!(
                 "{}{} {}:{} {} | {}",
                 if f.hidden.is_some() { "(hidden) " } else { "" },
-                f.kind,
+                f.kind(),
                 f.location.file.as_deref().unwrap_or("?"),
                 f.location.line.unwrap_or(0),
                 f.location.method,
@@ -143,12 +148,46 @@ fn find<'a>(report: &'a Report, kind: &str, pred: impl Fn(&Finding) -> bool) -> 
     report
         .findings
         .iter()
-        .find(|f| f.kind.as_str() == kind && pred(f))
+        .find(|f| f.kind().as_str() == kind && pred(f))
         .ok_or_else(|| Failed::from(format!("no matching {kind} finding among {:#?}", report.findings)))
 }
 
-fn num(f: &Finding, key: &str) -> u64 {
-    f.evidence.get(key).and_then(|v| v.as_u64()).unwrap_or(u64::MAX)
+fn chain(f: &Finding) -> &CopyChainEvidence {
+    match &f.evidence {
+        Evidence::CopyChain(c) => c,
+        other => panic!("not a copy chain: {other:?}"),
+    }
+}
+
+fn clone_of(f: &Finding) -> &CloneEvidence {
+    match &f.evidence {
+        Evidence::Clone(c) => c,
+        other => panic!("not a clone: {other:?}"),
+    }
+}
+
+fn usage(f: &Finding) -> &UsageEvidence {
+    f.evidence.usage().unwrap_or_else(|| panic!("not a usage finding: {:?}", f.evidence))
+}
+
+fn low_utility(f: &Finding) -> &LowUtilityEvidence {
+    match &f.evidence {
+        Evidence::LowUtility(l) => l,
+        other => panic!("not a low-utility structure: {other:?}"),
+    }
+}
+
+fn lifetime(f: &Finding) -> &LifetimeEvidence {
+    f.evidence.lifetime().unwrap_or_else(|| panic!("not a lifetime finding: {:?}", f.evidence))
+}
+
+fn bottleneck(f: &Finding) -> &BottleneckEvidence {
+    f.evidence.bottleneck().unwrap_or_else(|| panic!("not a bottleneck: {:?}", f.evidence))
+}
+
+/// The type of an allocation finding's objects.
+fn of_type(f: &Finding, ty: &str) -> bool {
+    f.evidence.type_name() == Some(ty)
 }
 
 /// Copy profiling §5.1: antlr's chain prints as `(355162, 2)`: 177581 two-byte copies over two
@@ -156,12 +195,13 @@ fn num(f: &Finding, key: &str) -> u64 {
 /// by the length too.
 fn antlr_chain_numbers() -> Result<(), Failed> {
     let report = profile_fixture("two_hop_char_copy")?;
-    let chain = find(&report, "copy-chain", |f| num(f, "hops") == 2)?;
-    assert_eq!(num(chain, "frequency"), 177581);
-    assert_eq!(num(chain, "bytes"), 2);
-    assert_eq!(num(chain, "volume"), 355162, "the paper's printed figure");
-    assert_eq!(num(chain, "waste_factor"), 2 * 355162, "length × frequency × bytes");
-    assert_eq!(chain.related.iter().filter(|r| r.role.contains("stored")).count(), 2, "one store per hop");
+    let found = find(&report, "copy-chain", |f| chain(f).hops == 2)?;
+    let c = chain(found);
+    assert_eq!(c.frequency, 177581);
+    assert_eq!(c.bytes, 2);
+    assert_eq!(c.volume, 355162, "the paper's printed figure");
+    assert_eq!(c.waste_factor, 2 * 355162, "length × frequency × bytes");
+    assert_eq!(found.related.iter().filter(|r| r.role.contains("stored")).count(), 2, "one store per hop");
     Ok(())
 }
 
@@ -170,12 +210,11 @@ fn antlr_chain_numbers() -> Result<(), Failed> {
 /// ListClient objects (volume 4000), the cause, rather than the arrays.
 fn slow_clone_numbers() -> Result<(), Failed> {
     let report = profile_fixture("deep_clone_list")?;
-    let chain = find(&report, "copy-chain", |f| f.location.method == "add")?;
-    assert_eq!((num(chain, "frequency"), num(chain, "bytes"), num(chain, "hops")), (1000, 4, 1));
+    let c = chain(find(&report, "copy-chain", |f| f.location.method == "add")?);
+    assert_eq!((c.frequency, c.bytes, c.hops), (1000, 4, 1));
     let clone = find(&report, "clone", |_| true)?;
-    assert_eq!(num(clone, "volume"), 4000);
-    let target = clone.evidence["target"].as_str().unwrap_or_default();
-    let source = clone.evidence["source"].as_str().unwrap_or_default();
+    let (target, source, volume) = (&clone_of(clone).target, &clone_of(clone).source, clone_of(clone).volume);
+    assert_eq!(volume, 4000);
     assert!(target.contains("ListClient") && source.contains("ListClient"), "{source} → {target}");
     assert_eq!(clone.location.method, "slowClone");
     Ok(())
@@ -186,13 +225,11 @@ fn slow_clone_numbers() -> Result<(), Failed> {
 /// sensitivity names each array by its owner's allocation site and separates them.
 fn context_sensitivity() -> Result<(), Failed> {
     let insensitive = profile_fixture_with("deep_clone_list", Settings { context_slots: 0, ..Settings::default() })?;
-    let chain = find(&insensitive, "copy-chain", |f| f.location.method == "add")?;
-    let path = chain.evidence["path"].as_array().ok_or("a path")?;
+    let path = &chain(find(&insensitive, "copy-chain", |f| f.location.method == "add")?).path;
     assert_eq!(path.len(), 2);
     assert_eq!(path[0], path[1], "one node O.ELM for both arrays: a self-edge");
     let sensitive = profile_fixture("deep_clone_list")?;
-    let chain = find(&sensitive, "copy-chain", |f| f.location.method == "add")?;
-    let path = chain.evidence["path"].as_array().ok_or("a path")?;
+    let path = &chain(find(&sensitive, "copy-chain", |f| f.location.method == "add")?).path;
     assert_ne!(path[0], path[1], "each array named by its owner");
     Ok(())
 }
@@ -204,8 +241,8 @@ fn context_sensitivity() -> Result<(), Failed> {
 fn unread_per_context() -> Result<(), Failed> {
     let report = profile_fixture("unread_in_one_context")?;
     let f = find(&report, "low-utility", |f| f.location.method == "summarize")?;
-    assert_eq!(num(f, "instances"), 2500);
-    assert_eq!(f.evidence["unread_everywhere"], false);
+    assert_eq!(low_utility(f).instances, 2500);
+    assert!(!low_utility(f).unread_everywhere);
     assert!(
         f.message.contains("of its 2,500 objects, its fields checksum (in 2,000), total (in 500) are never read"),
         "{}",
@@ -214,8 +251,9 @@ fn unread_per_context() -> Result<(), Failed> {
     assert!(!f.message.contains("its fields checksum, total are never read"), "{}", f.message);
     assert!(f.advice.contains("only for the callers that read them"), "{}", f.advice);
     let nath = find(&report, "nath", |f| f.location.method == "summarize")?;
-    assert_eq!((num(nath, "instances"), num(nath, "contexts")), (2500, 2));
-    assert_eq!((num(nath, "nath_objects"), num(nath, "used_objects")), (2500, 2500), "the line's figures");
+    let u = usage(nath);
+    assert_eq!((u.instances, u.contexts), (2500, Some(2)));
+    assert_eq!((u.nath_objects, u.used_objects), (2500, 2500), "the line's figures");
     assert!(nath.message.contains("all 2,500 objects are temporaries"), "{}", nath.message);
     Ok(())
 }
@@ -226,10 +264,11 @@ fn unread_per_context() -> Result<(), Failed> {
 fn rolp_mixed_contexts() -> Result<(), Failed> {
     let report = profile_fixture("lifetime_mixed_factory")?;
     let f = find(&report, "lifetime", |f| f.location.method == "make")?;
-    assert_eq!(f.evidence["class"], "mixed");
+    let l = lifetime(f);
+    assert_eq!(l.class, LifetimeClass::Mixed);
     // The temporaries born after the last young collection die in the final one: unclassified.
-    assert_eq!((num(f, "immortal"), num(f, "short") + num(f, "unclassified")), (400, 20000));
-    assert!(num(f, "short") > 19_000);
+    assert_eq!((l.immortal, l.short + l.unclassified), (400, 20000));
+    assert!(l.short > 19_000);
     let contexts: Vec<&str> = f.related.iter().map(|r| r.role.as_str()).filter(|r| r.starts_with("context:")).collect();
     assert_eq!(contexts.len(), 2, "{contexts:?}");
     assert!(
@@ -244,16 +283,16 @@ fn rolp_mixed_contexts() -> Result<(), Failed> {
             .any(|c| c.starts_with("context: short (20,000 objects) via Main.java:27 → Main.java:16 → Main.java:15")),
         "{contexts:?}"
     );
-    let leak = find(&report, "lifetime", |f| f.evidence["class"] == "immortal")?;
-    assert_eq!(leak.evidence["growing"], true, "listeners only ever added: a possible leak");
+    let leak = find(&report, "lifetime", |f| lifetime(f).class == LifetimeClass::Immortal)?;
+    assert!(lifetime(leak).growing, "listeners only ever added: a possible leak");
     Ok(())
 }
 
 /// The figures of one field of a low-utility finding: (RAC, RAB).
 fn field_figures(f: &Finding, field: &str) -> Result<(f64, f64), Failed> {
-    let fields = f.evidence["fields"].as_array().ok_or("fields")?;
-    let row = fields.iter().find(|r| r["field"] == field).ok_or_else(|| format!("no {field} in {fields:?}"))?;
-    Ok((row["rac"].as_f64().ok_or("rac")?, row["rab"].as_f64().ok_or("rab")?))
+    let fields = &low_utility(f).fields;
+    let row = fields.iter().find(|r| r.field == field).ok_or_else(|| format!("no {field} in {fields:?}"))?;
+    Ok((row.rac, row.rab))
 }
 
 /// Abstract dynamic slicing §4, Fig. 11, in Java. Our unit of cost is one bytecode instruction
@@ -265,19 +304,19 @@ fn field_figures(f: &Finding, field: &str) -> Result<(f64, f64), Failed> {
 fn figure_11_costs() -> Result<(), Failed> {
     let all = Settings { low_utility_min_cost: 1, low_utility_rate: 0.0, ..Settings::default() };
     let report = profile_fixture_with("computed_field_read_once", all)?;
-    let a = find(&report, "low-utility", |f| f.evidence["type"] == "Main$A")?;
+    let a = find(&report, "low-utility", |f| of_type(f, "Main$A"))?;
     assert_eq!(field_figures(a, "A.t")?, (7006.0, 2.0));
-    let elements = find(&report, "low-utility", |f| f.evidence["type"] == "int[]" && f.location.line == Some(8))?;
+    let elements = find(&report, "low-utility", |f| of_type(f, "int[]") && f.location.line == Some(8))?;
     assert_eq!(field_figures(elements, "int[] elements")?, (2.0, 0.0));
-    let list = find(&report, "low-utility", |f| f.evidence["type"] == "Main$IntList")?;
+    let list = find(&report, "low-utility", |f| of_type(f, "Main$IntList"))?;
     let own: f64 = ["IntList.count", "IntList.elems"]
         .iter()
         .map(|n| field_figures(list, n).map(|(c, _)| c))
         .sum::<Result<f64, Failed>>()?;
-    assert_eq!(list.evidence["n_rac"].as_f64(), Some(own + 2.0), "the tree reaches the array's elements");
+    assert_eq!(low_utility(list).n_rac, own + 2.0, "the tree reaches the array's elements");
     // With the default thresholds only A is reported: the list is cheap however useless.
     let report = profile_fixture("computed_field_read_once")?;
-    let low: Vec<&Finding> = report.findings.iter().filter(|f| f.kind == Kind::LowUtility).collect();
+    let low: Vec<&Finding> = report.findings.iter().filter(|f| f.kind() == Kind::LowUtility).collect();
     assert_eq!(low.len(), 1, "{low:#?}");
     assert_eq!(low[0].location.line, Some(25));
     Ok(())
@@ -288,10 +327,10 @@ fn figure_11_costs() -> Result<(), Failed> {
 fn repeated_check_bottleneck() -> Result<(), Failed> {
     let report = profile_fixture("repeated_security_check")?;
     let b = find(&report, "bottleneck", |_| true)?;
-    let calls: Vec<&str> = b.evidence["calls"].as_array().ok_or("calls")?.iter().filter_map(|c| c.as_str()).collect();
+    let calls = &bottleneck(b).calls;
     assert!(calls.iter().any(|c| c.starts_with("Main.checkPermission(")), "{calls:?}");
     assert_eq!(b.location.line, Some(19), "the check's call in handle");
-    assert!(b.evidence["share"].as_f64().ok_or("share")? > 0.9);
+    assert!(bottleneck(b).share > 0.9);
     assert!(b.related.iter().any(|r| r.role.contains("Main.checkPermission")), "{:?}", b.related);
     Ok(())
 }
@@ -349,8 +388,8 @@ fn state_moves_are_not_copies() -> Result<(), Failed> {
     let copies: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| matches!(f.kind, Kind::CopyChain | Kind::Clone))
-        .map(|f| format!("{} {}: {}", f.kind, f.location.short(), f.message))
+        .filter(|f| matches!(f.kind(), Kind::CopyChain | Kind::Clone))
+        .map(|f| format!("{} {}: {}", f.kind(), f.location.short(), f.message))
         .collect();
     if copies.is_empty() {
         Ok(())
@@ -372,7 +411,7 @@ fn marks_hold(name: &str) -> Result<Report, Failed> {
             .findings
             .iter()
             .filter(|f| f.hidden.is_none())
-            .map(|f| format!("{} {}: {}", f.kind, f.location.short(), f.message))
+            .map(|f| format!("{} {}: {}", f.kind(), f.location.short(), f.message))
             .collect();
         return Err(format!(
             "{name}: missed {:?}, {on_clean} findings on clean lines; findings:\n{}",
@@ -398,7 +437,7 @@ fn equal_arguments_are_equal_values() -> Result<(), Failed> {
     let repeated: Vec<String> = report
         .findings
         .iter()
-        .filter(|f| f.kind == Kind::Bottleneck && f.evidence.get("repeated").is_some_and(|r| !r.is_null()))
+        .filter(|f| f.evidence.bottleneck().is_some_and(|b| b.repeated.is_some()))
         .map(|f| format!("{}: {}", f.location.short(), f.message))
         .collect();
     if !repeated.is_empty() {
@@ -407,7 +446,7 @@ fn equal_arguments_are_equal_values() -> Result<(), Failed> {
     let report = marks_hold("equal_arguments")?;
     for line in [29, 35] {
         let b = find(&report, "bottleneck", |f| f.location.line == Some(line))?;
-        assert_eq!(b.evidence["repeated"], "same arguments", "line {line}: {}", b.message);
+        assert_eq!(bottleneck(b).repeated, Some(RepeatedWork::SameArguments), "line {line}: {}", b.message);
     }
     Ok(())
 }

@@ -105,7 +105,7 @@ fn check(fix: &Fix) -> Result<(), Failed> {
             .findings
             .iter()
             .filter(|f| f.location.line == Some(fix.line))
-            .map(|f| format!("{} {:?} share {:.4} hidden {:?}", f.kind, f.pattern.map(|p| p.id()), f.share, f.hidden))
+            .map(|f| format!("{} {:?} share {:.4} hidden {:?}", f.kind(), f.pattern.map(|p| p.id()), f.share, f.hidden))
             .collect();
         return Err(
             format!("{}: no shown {} finding on line {}; there: {here:?}", fix.program, fix.pattern, fix.line).into()
@@ -139,7 +139,7 @@ fn check(fix: &Fix) -> Result<(), Failed> {
     let agrees = (AGREES.0..=AGREES.1).contains(&ratio);
     let figures = format!(
         "{} claims {:.4} (of {}), the fix saves {measured:.4} ({ratio:.2}×)",
-        finding.kind,
+        finding.kind(),
         finding.share,
         unit.name()
     );

@@ -27,6 +27,25 @@ fn json_report(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A JSON report reads back into the profiler's typed report (the editor and `--compare` read it
+/// so) and writes out as the same text: no figure lost, renamed or retyped on the way.
+fn reads_back(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let report: bloatlens_profiler::report::Report = serde_json::from_str(&text).expect("a typed report");
+    let again = serde_json::to_string_pretty(&report).unwrap() + "\n";
+    let differ = again.lines().zip(text.lines()).position(|(a, b)| a != b);
+    if let Some(i) = differ.or((again.lines().count() != text.lines().count()).then_some(0)) {
+        let around = |t: &str| t.lines().skip(i.saturating_sub(3)).take(6).collect::<Vec<_>>().join("\n");
+        panic!(
+            "{} reads back differently at line {}:\n{}\n--- as written:\n{}",
+            path.display(),
+            i + 1,
+            around(&again),
+            around(&text)
+        );
+    }
+}
+
 fn kinds(report: &Value) -> Vec<String> {
     report["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap().to_string()).collect()
 }
@@ -114,6 +133,7 @@ fn a_budget_stop_yields_a_partial_report() {
         assert!(["copy-chain", "clone", "bottleneck"].contains(&f["kind"].as_str().unwrap()), "{f}");
         assert_eq!(f["evidence"]["partial"], true, "{f}");
     }
+    reads_back(&out);
     assert!(!kinds(&r).contains(&"nath".to_string()));
     // The text report says where it stopped.
     let o = bloatlens(&["profile", "--max-instructions", "3000000", &src, "loop"]);
@@ -202,6 +222,7 @@ fn compare_names_the_call_sequence_that_got_more_expensive() {
     let after = dir.path().join("after.json");
     let o = profile_json(&after, &["--analyses", "bottleneck", "--compare", before.to_str().unwrap()], &[&src]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    reads_back(&after);
     let c = &json_report(&after)["comparison"];
     assert!(c["total_after"].as_i64().unwrap() > c["total_before"].as_i64().unwrap());
     let first = &c["changes"][0];
@@ -215,6 +236,35 @@ fn compare_names_the_call_sequence_that_got_more_expensive() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is not a Bloatlens JSON report"));
     assert!(o.stdout.is_empty(), "the program did not run");
+}
+
+/// Every kind of finding and of evidence, merged findings (`also`) among them, reads back as it
+/// was written.
+#[test]
+fn a_report_of_every_kind_reads_back_as_written() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat");
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen: Vec<String> = Vec::new();
+    for program in ["corpus/cart_checkout", "lifetime_mixed_factory", "two_hop_char_copy"] {
+        let out = dir.path().join("r.json");
+        let o = profile_json(&out, &["--program-output", "/dev/null"], &[fixtures.join(program).to_str().unwrap()]);
+        assert!(o.status.success(), "{program}: {}", String::from_utf8_lossy(&o.stderr));
+        reads_back(&out);
+        seen.extend(kinds(&json_report(&out)));
+    }
+    for kind in [
+        "copy-chain",
+        "clone",
+        "nath",
+        "mostly-nath",
+        "never-used",
+        "write-read-imbalance",
+        "lifetime",
+        "low-utility",
+        "bottleneck",
+    ] {
+        assert!(seen.iter().any(|k| k == kind), "no {kind} finding in {seen:?}");
+    }
 }
 
 #[test]

@@ -19,7 +19,8 @@ use super::cct::{Cct, ROOT};
 use super::objects::{locate, Locator};
 use super::shadow::ShadowStack;
 use crate::classfile::access;
-use crate::report::{Comparison, Finding, Kind, Location, SequenceChange, Settings};
+use crate::evidence::{BottleneckEvidence, Evidence, RepeatedWork};
+use crate::report::{Comparison, Finding, Location, SequenceChange, Settings};
 use crate::vm::class::{Class, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_method, Alloc, Arguments, Bulk, Context, HeapLoc, Site, Tracker, Value};
@@ -89,11 +90,12 @@ struct ArgumentSets {
 }
 
 impl Repeated {
-    fn name(self) -> &'static str {
+    /// What the finding's evidence calls it.
+    fn work(self) -> RepeatedWork {
         match self {
-            Repeated::Scan { .. } => "scan per iteration",
-            Repeated::SameArguments { .. } => "same arguments",
-            Repeated::Recompiles { .. } => "regex compiled per call",
+            Repeated::Scan { .. } => RepeatedWork::ScanPerIteration,
+            Repeated::SameArguments { .. } => RepeatedWork::SameArguments,
+            Repeated::Recompiles { .. } => RepeatedWork::RegexCompiledPerCall,
         }
     }
 }
@@ -454,9 +456,12 @@ impl BottleneckTracker {
         found
             .iter()
             .filter_map(|f| {
-                let finding =
+                let mut finding =
                     self.finding(f, &profile, &labels, total, covered, metric, methods, classes, &mut locator)?;
-                Some(finding.evidence("cum_bytes", bytes.cum_of(&f.summary).max(0)))
+                if let Evidence::Bottleneck(b) = &mut finding.evidence {
+                    b.cum_bytes = bytes.cum_of(&f.summary).max(0) as u64;
+                }
+                Some(finding)
             })
             .collect()
     }
@@ -569,23 +574,23 @@ impl BottleneckTracker {
                 String::new()
             }
         );
-        let mut finding = Finding::new(Kind::Bottleneck, f.cum as f64, message, location)
-            .evidence("metric", metric.name())
-            .evidence("cum", f.cum)
-            .evidence("base", f.base)
-            .evidence("total", total)
-            .evidence("share", round3(share))
-            .evidence("base_share", round3(f.base as f64 / total as f64))
-            .evidence("overlap", f.overlap)
-            .evidence("covered_by_all", round3(covered as f64 / total as f64))
-            .evidence("calls", shown.iter().map(|&l| labels.names[l as usize].clone()).collect::<Vec<_>>())
-            .evidence("repeated", repeated.map(|(_, r)| r.name()))
-            .evidence("work_location", work_location.map(|l| serde_json::to_value(l).unwrap_or_default()))
-            .evidence(
-                "suggestion",
-                suggestion(f, repeated.map(|(_, r)| r), methods, classes, &path[first..], |c| node(c).method),
-            )
-            .evidence("graph_nodes", tree_path[first..].to_vec());
+        let evidence = BottleneckEvidence {
+            base: f.base,
+            base_share: round3(f.base as f64 / total as f64),
+            calls: shown.iter().map(|&l| labels.names[l as usize].clone()).collect(),
+            covered_by_all: round3(covered as f64 / total as f64),
+            cum: f.cum,
+            graph_nodes: tree_path[first..].iter().map(|&n| u64::from(n)).collect(),
+            metric,
+            overlap: f.overlap,
+            repeated: repeated.map(|(_, r)| r.work()),
+            share: round3(share),
+            suggestion: suggestion(f, repeated.map(|(_, r)| r), methods, classes, &path[first..], |c| node(c).method),
+            total,
+            work_location,
+            ..BottleneckEvidence::default()
+        };
+        let mut finding = Finding::new(Evidence::Bottleneck(evidence), f.cum as f64, message, location);
         for (i, &c) in path[first..].iter().enumerate() {
             let site = call_site(c);
             // The first call of a path shown from the user's first frame is made by the framework
@@ -762,13 +767,13 @@ pub fn compare(
         after: TreeProfile::new(after, metric, &mut labels),
         before: TreeProfile::new(before, metric, &mut labels),
     };
-    for f in findings.iter_mut().filter(|f| f.kind == Kind::Bottleneck) {
-        let Some(calls) = f.evidence.get("calls").and_then(|c| c.as_array()) else { continue };
-        let labels: Option<Vec<u32>> = calls.iter().map(|c| c.as_str().and_then(|n| labels.get(n))).collect();
+    for f in findings.iter_mut() {
+        let Evidence::Bottleneck(b) = &mut f.evidence else { continue };
+        let labels: Option<Vec<u32>> = b.calls.iter().map(|n| labels.get(n)).collect();
         if let Some(calls) = labels {
             let s = Summary { calls };
-            f.evidence.insert("cum_before".into(), cmp.before.cum_of(&s).into());
-            f.evidence.insert("cum_change".into(), cmp.cum_of(&s).into());
+            b.cum_before = Some(cmp.before.cum_of(&s));
+            b.cum_change = Some(cmp.cum_of(&s));
         }
     }
     let total_before = cmp.before.total();

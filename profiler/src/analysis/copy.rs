@@ -21,6 +21,7 @@
 use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
 use super::words;
+use crate::evidence::{CloneEvidence, CopyChainEvidence, Evidence};
 use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Kind, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
@@ -375,10 +376,9 @@ impl Tracker for CopyTracker {
         // graph keeps the ones its findings name.
         let named: FxHashSet<u32> = findings
             .iter()
-            .filter(|f| f.kind == Kind::Clone)
-            .filter_map(|f| f.evidence.get("graph_nodes")?.as_array())
-            .flatten()
-            .filter_map(|v| v.as_u64().map(|n| n as u32))
+            .filter(|f| f.kind() == Kind::Clone)
+            .flat_map(|f| f.evidence.graph_nodes())
+            .map(|&n| n as u32)
             .collect();
         let graph = self.keep_graph.then(|| report.named_graph(&mut Locator::default(), &named));
         self.findings = findings;
@@ -772,27 +772,25 @@ impl Analysis<'_> {
             if consumed { "" } else { "; the copies are never used by a computation" }
         );
         let user_data = std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).any(|n| self.is_data(n));
-        let mut f = Finding::new(Kind::CopyChain, c.waste() as f64, message, location)
-            .evidence("user_data", user_data)
-            .evidence("merge_key", merge_key)
-            .evidence("via_container", into.is_some())
-            .evidence("field", field)
-            .evidence("hops", hops)
-            .evidence("through_containers", edges[..hops - 1].iter().filter(|e| self.is_container(e.dst)).count())
-            .evidence("frequency", c.freq)
-            .evidence("bytes", c.bytes)
-            .evidence("volume", c.volume())
-            .evidence("waste_factor", c.waste())
-            .evidence("consumed", consumed)
-            .evidence("from_a_table", self.reads_a_table(first))
-            .evidence(
-                "graph_nodes",
-                std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).collect::<Vec<u32>>(),
-            )
-            .evidence("path", path.clone());
-        if let Some(p) = producer {
-            f = f.evidence("producer", p);
-        }
+        let evidence = CopyChainEvidence {
+            bytes: c.bytes as u64,
+            consumed,
+            field,
+            frequency: c.freq,
+            from_a_table: self.reads_a_table(first),
+            graph_nodes: std::iter::once(first.src).chain(edges.iter().map(|e| e.dst)).map(u64::from).collect(),
+            hops: hops as u64,
+            merge_key,
+            path: path.clone(),
+            producer,
+            through_containers: edges[..hops - 1].iter().filter(|e| self.is_container(e.dst)).count() as u64,
+            user_data,
+            via_container: into.is_some(),
+            volume: c.volume(),
+            waste_factor: c.waste(),
+            ..CopyChainEvidence::default()
+        };
+        let mut f = Finding::new(Evidence::CopyChain(evidence), c.waste() as f64, message, location);
         for (i, e) in edges.iter().enumerate() {
             let Some(w) = e.ways.iter().max_by_key(|w| w.count) else { continue };
             let load = self.location(locator, w.load);
@@ -946,20 +944,19 @@ impl Analysis<'_> {
                         }
                     }
                 }
-                Finding::new(
-                    Kind::Clone,
-                    v as f64,
-                    format!(
-                        "{} bytes copied from the objects of {nx} into those of {ny}: a clone built copy by copy",
-                        words::count(v)
-                    ),
-                    location,
-                )
-                .evidence("volume", v)
-                .evidence("source", nx)
-                .evidence("target", ny)
-                .evidence("graph_nodes", nodes)
-                .related(source, "the cloned object graph's root is allocated here")
+                let message = format!(
+                    "{} bytes copied from the objects of {nx} into those of {ny}: a clone built copy by copy",
+                    words::count(v)
+                );
+                let evidence = CloneEvidence {
+                    graph_nodes: nodes.into_iter().map(u64::from).collect(),
+                    source: nx,
+                    target: ny,
+                    volume: v,
+                    ..CloneEvidence::default()
+                };
+                Finding::new(Evidence::Clone(evidence), v as f64, message, location)
+                    .related(source, "the cloned object graph's root is allocated here")
             })
             .collect()
     }

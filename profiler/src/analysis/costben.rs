@@ -33,7 +33,8 @@ use super::copy::{instance_field_name, static_field_name};
 use super::objects::{type_name, Locator};
 use super::shadow::{ShadowHeap, ShadowStack};
 use super::words;
-use crate::report::{CostSummary, Finding, Kind, Location, Settings};
+use crate::evidence::{Evidence, FieldCost, LowUtilityEvidence};
+use crate::report::{CostSummary, Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, RefUse, Sink, Site, Tracker, Value};
@@ -852,26 +853,26 @@ impl CostBenefitTracker {
                 )
             };
             let score = if wasteful { rate } else { unread_rac / (own_rac - unread_rac + 1.0) };
-            let mut f = Finding::new(Kind::LowUtility, score, message, at)
-                .evidence("unread_fields", unread.iter().map(|u| u.name.clone()).collect::<Vec<_>>())
-                .evidence("unread_everywhere", unread.iter().all(|u| u.objects >= instances))
-                .evidence("unread_cost", unread_rac.round())
-                .evidence("avoidable_cost", if wasteful { n_rac.round() } else { unread_rac.round() })
-                .evidence("type", type_name)
-                .evidence("made_by_library", site != user)
-                .evidence("instances", instances)
-                .evidence("n_rac", n_rac.round())
-                .evidence("n_rab", n_rab.round())
-                .evidence("rate", round3(rate))
-                .evidence("tree_height", self.settings.tree_height as u64)
-                .evidence("contexts", nodes.len() as u64)
-                .evidence(
-                    "fields",
-                    by_name
-                        .iter()
-                        .map(|(n, c, b)| serde_json::json!({"field": n, "rac": c.round(), "rab": b.round()}))
-                        .collect::<Vec<_>>(),
-                );
+            let evidence = LowUtilityEvidence {
+                avoidable_cost: if wasteful { n_rac.round() } else { unread_rac.round() },
+                contexts: nodes.len() as u64,
+                fields: by_name
+                    .iter()
+                    .map(|(n, c, b)| FieldCost { field: n.clone(), rab: b.round(), rac: c.round() })
+                    .collect(),
+                instances,
+                made_by_library: site != user,
+                n_rab: n_rab.round(),
+                n_rac: n_rac.round(),
+                rate: round3(rate),
+                tree_height: self.settings.tree_height as u64,
+                type_name,
+                unread_cost: unread_rac.round(),
+                unread_everywhere: unread.iter().all(|u| u.objects >= instances),
+                unread_fields: unread.iter().map(|u| u.name.clone()).collect(),
+                ..LowUtilityEvidence::default()
+            };
+            let mut f = Finding::new(Evidence::LowUtility(evidence), score, message, at);
             let at = loc(site);
             if site != user && at.file.is_some() {
                 f = f.related(at.clone(), format!("allocated inside {}", words::short_method(&at.class, &at.method)));
@@ -902,13 +903,13 @@ impl CostBenefitTracker {
         // instances.
         let mut merged: Vec<Finding> = Vec::new();
         for (_, f) in out {
-            match merged.iter_mut().find(|m| m.location == f.location && m.evidence["type"] == f.evidence["type"]) {
-                Some(m) => {
-                    let n =
-                        m.evidence["instances"].as_u64().unwrap_or(0) + f.evidence["instances"].as_u64().unwrap_or(0);
-                    m.evidence.insert("instances".into(), n.into());
-                }
-                None => merged.push(f),
+            let Evidence::LowUtility(e) = &f.evidence else { continue };
+            let same = merged
+                .iter_mut()
+                .find(|m| m.location == f.location && m.evidence.type_name() == Some(e.type_name.as_str()));
+            match same.map(|m| &mut m.evidence) {
+                Some(Evidence::LowUtility(m)) => m.instances += e.instances,
+                _ => merged.push(f),
             }
         }
         merged.truncate(self.settings.max_findings_per_kind);

@@ -25,13 +25,13 @@
 use super::cct::Cct;
 use super::objects::{type_name, Locator};
 use super::words;
-use crate::report::{Finding, Kind, Location, Settings};
+use crate::evidence::{Evidence, HistogramBucket, LifetimeClass, LifetimeEvidence};
+use crate::report::{Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{is_user_method, Alloc, Context, HeapLoc, Site, Tracker, Value};
 use rustc_hash::FxHashMap;
 
-pub const CLASSES: [&str; 4] = ["short", "medium", "long", "immortal"];
 const TENURING: u32 = 15;
 /// log2 buckets of lifetimes in bytes allocated: bucket k holds [2^k, 2^(k+1)).
 const BUCKETS: usize = 48;
@@ -66,7 +66,7 @@ struct Record {
     class: ClassId,
     instances: u64,
     bytes: u64,
-    /// Objects by class (`CLASSES` order), and alive at exit but unclassified.
+    /// Objects by class (`LifetimeClass::OF_OBJECTS` order), and alive at exit but unclassified.
     by_class: [u64; 4],
     unknown: u64,
     /// Short-lived objects never stored in the heap: made, read and dropped.
@@ -329,12 +329,12 @@ impl LifetimeTracker {
                 })
                 .collect();
             let mixed = significant.iter().any(|&(_, c)| c != significant[0].1);
-            let name = if mixed { "mixed" } else { CLASSES[class] };
+            let name = if mixed { LifetimeClass::Mixed } else { LifetimeClass::OF_OBJECTS[class] };
             // Short-lived objects are the normal case: reported only when they are numerous
             // (temporaries made on every iteration, a hundred times the reporting minimum) and the
             // user's own expression makes them (a `new`, a boxing) — a library's temporaries
             // inside a call belong to the object or call the user made.
-            if name == "short"
+            if name == LifetimeClass::Short
                 && (instances < SHORT_NUMEROUS * self.settings.min_instances
                     || (site != user && !loc(user).expression.is_some_and(|e| e.starts_with("boxing"))))
             {
@@ -352,7 +352,7 @@ impl LifetimeTracker {
                 }
             });
             let type_name = type_name(classes, self.records[recs[0]].class);
-            let growing = name == "immortal" && {
+            let growing = name == LifetimeClass::Immortal && {
                 let last = recs.iter().map(|&i| self.records[i].last_birth).max().unwrap_or(0);
                 let first = recs.iter().map(|&i| self.records[i].first_birth).min().unwrap_or(0);
                 // Born all through the run, not only at start-up.
@@ -368,7 +368,7 @@ impl LifetimeTracker {
                 crate::report::human_bytes(self.settings.hotspot_young_bytes)
             );
             let message = match name {
-                "mixed" => {
+                LifetimeClass::Mixed => {
                     let dropped = match throwaways.filter(|t| self.sees_stores && t.objects > 0) {
                         Some(t) => format!("; {} of them are made only to be read and dropped, never stored", words::count(t.objects)),
                         None => String::new(),
@@ -378,47 +378,49 @@ impl LifetimeTracker {
                         significant.len()
                     )
                 }
-                "immortal" if growing => format!("{what}: {end} of {all} objects live to the end and their number keeps growing: a possible leak"),
-                "immortal" => format!("{what}: {end} of {all} objects live to the end of the run"),
-                "short" => format!("{what}: {all} short-lived temporaries, each dead before the next young collection (made and dropped over and over)"),
-                "long" => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying; {on_hotspot}"),
-                _ => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector); {on_hotspot}"),
+                LifetimeClass::Immortal if growing => format!("{what}: {end} of {all} objects live to the end and their number keeps growing: a possible leak"),
+                LifetimeClass::Immortal => format!("{what}: {end} of {all} objects live to the end of the run"),
+                LifetimeClass::Short => format!("{what}: {all} short-lived temporaries, each dead before the next young collection (made and dropped over and over)"),
+                LifetimeClass::Long => format!("{what}: most of {all} objects survive more than {TENURING} young collections before dying; {on_hotspot}"),
+                LifetimeClass::Medium => format!("{what}: most of {all} objects survive a young collection and die soon after (the costliest lifetime for a generational collector); {on_hotspot}"),
             };
-            let hist: Vec<serde_json::Value> = histogram
+            let histogram = histogram
                 .iter()
                 .enumerate()
                 .filter(|(_, &n)| n > 0)
-                .map(|(b, &n)| serde_json::json!({"from_bytes": 1u64 << b, "objects": n}))
+                .map(|(b, &n)| HistogramBucket { from_bytes: 1u64 << b, objects: n })
                 .collect();
-            let mut f = Finding::new(Kind::Lifetime, bytes as f64, message, at)
-                .evidence("class", name)
-                .evidence("made_by_library", site != user)
-                .evidence("type", type_name)
-                .evidence("instances", instances)
-                .evidence("bytes", bytes)
-                .evidence("short", by_class[0])
-                .evidence("medium", by_class[1])
-                .evidence("long", by_class[2])
-                .evidence("immortal", by_class[3])
-                .evidence("unclassified", unknown)
-                .evidence("young_gen_bytes", self.young)
-                .evidence("hotspot_young_bytes", self.settings.hotspot_young_bytes)
-                .evidence("outlived_hotspot_young", outlived)
-                .evidence("collections", self.gcs)
-                .evidence("histogram", hist)
-                .evidence("growing", growing)
-                .evidence("retained_bytes", recs.iter().map(|&i| immortal_bytes(&self.records[i])).sum::<u64>())
-                .evidence("heap_at_end", heap_at_end);
+            // Which of the short-lived contexts' objects are stored is known from value flow only.
+            let seen_throwaways = throwaways.filter(|_| mixed && self.sees_stores);
+            let evidence = LifetimeEvidence {
+                bytes,
+                class: name,
+                collections: self.gcs.into(),
+                growing,
+                heap_at_end,
+                histogram,
+                hotspot_young_bytes: self.settings.hotspot_young_bytes,
+                immortal: by_class[3],
+                instances,
+                long: by_class[2],
+                made_by_library: site != user,
+                medium: by_class[1],
+                outlived_hotspot_young: outlived,
+                retained_bytes: recs.iter().map(|&i| immortal_bytes(&self.records[i])).sum(),
+                short: by_class[0],
+                short_context_objects: seen_throwaways.map(|t| t.short),
+                temporary_bytes: seen_throwaways.map(|t| t.bytes),
+                temporary_objects: seen_throwaways.map(|t| t.objects),
+                type_name,
+                unclassified: unknown,
+                young_gen_bytes: self.young,
+                ..LifetimeEvidence::default()
+            };
+            let mut f = Finding::new(Evidence::Lifetime(evidence), bytes as f64, message, at);
             let jdk = loc(site);
             if site != user && jdk.file.is_some() {
                 f = f
                     .related(jdk.clone(), format!("allocated inside {}", words::short_method(&jdk.class, &jdk.method)));
-            }
-            if let Some(t) = throwaways.filter(|_| mixed && self.sees_stores) {
-                f = f
-                    .evidence("short_context_objects", t.short)
-                    .evidence("temporary_objects", t.objects)
-                    .evidence("temporary_bytes", t.bytes);
             }
             if mixed {
                 for &(i, c) in &significant {
@@ -429,7 +431,7 @@ impl LifetimeTracker {
                     let at = self.cct.path(r.node).into_iter().rev().find(|s| loc(*s).file.is_some()).map(&mut loc);
                     let role = format!(
                         "context: {} ({} objects) via {}",
-                        CLASSES[c],
+                        LifetimeClass::OF_OBJECTS[c].as_str(),
                         words::count(r.instances),
                         path.join(" → ")
                     );

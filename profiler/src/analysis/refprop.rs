@@ -18,6 +18,7 @@
 
 use super::objects::{type_name, Locator, ObjectTags};
 use super::words;
+use crate::evidence::{CallSite, Evidence, FilledCollectionEvidence, UsageEvidence, UsageKind, WritesPerRead};
 use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Kind, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
@@ -447,33 +448,34 @@ impl RefPropTracker {
                     let m = &methods[site.method as usize];
                     !user_site(site) && matches!(&*m.name, "hashCode" | "equals" | "hash" | "getNode" | "compareTo")
                 });
-            let base = |kind: Kind, score: f64, message: String| {
-                let mut f = Finding::new(kind, score, message, location.clone())
-                    .evidence("instances", n)
-                    .evidence("bytes", prod.bytes)
-                    .evidence("nath_objects", nath)
-                    .evidence("used_objects", st.used)
-                    .evidence("heap_writes", st.writes)
-                    .evidence("heap_reads", st.reads)
-                    .evidence("call_return_nodes", st.call_sites.len())
-                    .evidence("heap_nodes", st.heap_sites.len())
-                    .evidence("type", type_name.clone())
-                    .evidence("handled_by_user", handled_by_user)
-                    .evidence("lookup_key", lookup_key)
-                    .evidence("made_by_library", made_by_library)
-                    .evidence("written_objects", st.written)
-                    .evidence("from_value", from_value)
-                    .evidence("reach_code", st.reach_code)
-                    .evidence("inlined", nath == n && stays_inlined(st))
-                    .evidence("empty_collection", st.collection && never_filled(st, methods))
-                    .evidence("graph_nodes", vec![p as u64]);
+            let base = |kind: UsageKind, score: f64, message: String| {
+                let evidence = UsageEvidence {
+                    bytes: prod.bytes,
+                    call_return_nodes: st.call_sites.len() as u64,
+                    empty_collection: st.collection && never_filled(st, methods),
+                    // Placed at the factory's caller: where the factory made them, for what is said
+                    // of the objects on their own line (their lifetime).
+                    factory_at: at_jdk.as_ref().filter(|_| Some(user) != prod.user).map(|j| (j.file.clone(), j.line)),
+                    from_value,
+                    graph_nodes: vec![p as u64],
+                    handled_by_user,
+                    heap_nodes: st.heap_sites.len() as u64,
+                    heap_reads: st.reads,
+                    heap_writes: st.writes,
+                    inlined: nath == n && stays_inlined(st),
+                    instances: n,
+                    lookup_key,
+                    made_by_library,
+                    nath_objects: nath,
+                    reach_code: st.reach_code.into(),
+                    type_name: type_name.clone(),
+                    used_objects: st.used,
+                    written_objects: st.written,
+                    ..UsageEvidence::default()
+                };
+                let mut f = Finding::new(Evidence::Usage(kind, evidence), score, message, location.clone());
                 if let Some(j) = &at_jdk {
                     f = f.related(j.clone(), format!("allocated inside {}", words::short_method(&j.class, &j.method)));
-                }
-                // Placed at the factory's caller: where the factory made them, for what is said of
-                // the objects on their own line (their lifetime).
-                if let Some(j) = at_jdk.as_ref().filter(|_| Some(user) != prod.user) {
-                    f = f.evidence("factory_at", serde_json::json!([j.file, j.line]));
                 }
                 f
             };
@@ -486,14 +488,17 @@ impl RefPropTracker {
             // Instantiations first, then bytes: the paper's ranking.
             let score = n as f64 + prod.bytes as f64 / 1e9;
             // The line's figures in a finding for all its contexts.
-            let whole_line = |f: Finding| {
-                f.evidence("instances", line.instances)
-                    .evidence("bytes", line.bytes)
-                    .evidence("nath_objects", line.nath)
-                    .evidence("used_objects", line.used)
-                    .evidence("written_objects", line.written)
-                    .evidence("inlined", line.inlined)
-                    .evidence("contexts", line.contexts)
+            let whole_line = |mut f: Finding| {
+                if let Evidence::Usage(_, u) = &mut f.evidence {
+                    u.instances = line.instances;
+                    u.bytes = line.bytes;
+                    u.nath_objects = line.nath;
+                    u.used_objects = line.used;
+                    u.written_objects = line.written;
+                    u.inlined = line.inlined;
+                    u.contexts = Some(line.contexts);
+                }
+                f
             };
             let line_score = line.instances as f64 + line.bytes as f64 / 1e9;
             let temporaries = "temporaries, never stored in a field, array or collection (NATH)";
@@ -506,11 +511,11 @@ impl RefPropTracker {
                 )
             };
             if line_nath && speaks {
-                let f = base(Kind::Nath, line_score, all_temporaries(line.instances));
+                let f = base(UsageKind::Nath, line_score, all_temporaries(line.instances));
                 by_kind.entry(Kind::Nath).or_default().push(whole_line(f));
             }
             if line_unused && speaks {
-                let f = base(Kind::NeverUsed, line_score, none_used(line.instances));
+                let f = base(UsageKind::NeverUsed, line_score, none_used(line.instances));
                 by_kind.entry(Kind::NeverUsed).or_default().push(whole_line(f));
             }
             if prod.instances < s.min_instances {
@@ -527,12 +532,12 @@ impl RefPropTracker {
                             words::count(line.instances)
                         ),
                     };
-                    by_kind.entry(Kind::Nath).or_default().push(base(Kind::Nath, score, msg));
+                    by_kind.entry(Kind::Nath).or_default().push(base(UsageKind::Nath, score, msg));
                 }
             } else if nath as f64 >= s.mostly_nath * n as f64 {
                 let pct = 100.0 * nath as f64 / n as f64;
                 let mut f = base(
-                    Kind::MostlyNath,
+                    UsageKind::MostlyNath,
                     score,
                     format!(
                         "{what}: {} of {} objects ({pct:.0}%) are never stored in a field, array or collection (mostly NATH)",
@@ -547,12 +552,12 @@ impl RefPropTracker {
             }
             if st.used == 0 {
                 if !line_unused {
-                    by_kind.entry(Kind::NeverUsed).or_default().push(base(Kind::NeverUsed, score, none_used(n)));
+                    by_kind.entry(Kind::NeverUsed).or_default().push(base(UsageKind::NeverUsed, score, none_used(n)));
                 }
             } else if (st.used as f64) < s.rarely_used * n as f64 {
                 let pct = 100.0 * st.used as f64 / n as f64;
                 let mut f = base(
-                    Kind::RarelyUsed,
+                    UsageKind::RarelyUsed,
                     score,
                     format!(
                         "{what}: only {} of {} objects ({pct:.1}%) are ever used",
@@ -584,8 +589,10 @@ impl RefPropTracker {
                         words::count(st.reads)
                     )
                 };
-                let ratio_json = if ratio.is_finite() { serde_json::json!(ratio) } else { serde_json::json!("inf") };
-                let mut f = base(Kind::WriteReadImbalance, writes as f64, msg).evidence("ratio", ratio_json);
+                let mut f = base(UsageKind::WriteReadImbalance, writes as f64, msg);
+                if let Evidence::Usage(_, u) = &mut f.evidence {
+                    u.ratio = Some(WritesPerRead(ratio));
+                }
                 for (site, count) in top(&st.stores, 3) {
                     f = f.related(loc(site), format!("stored here ({count}×)"));
                 }
@@ -725,14 +732,22 @@ impl RefPropTracker {
                 format!("never read: neither {its} elements nor {its} size")
             },
         );
-        let mut f = Finding::new(Kind::LowUtility, prod.instances as f64, message, loc(user))
-            .evidence("type", type_name(classes, prod.class))
-            .evidence("instances", prod.instances)
-            .evidence("only_size", sized)
-            .evidence(
-                "cost_sites",
-                located.iter().map(|l| serde_json::json!([l.class, l.method, l.descriptor, l.bci])).collect::<Vec<_>>(),
-            );
+        let evidence = FilledCollectionEvidence {
+            cost_sites: located
+                .iter()
+                .map(|l| CallSite {
+                    class: l.class.clone(),
+                    method: l.method.clone(),
+                    descriptor: l.descriptor.clone(),
+                    bci: l.bci,
+                })
+                .collect(),
+            instances: prod.instances,
+            only_size: sized,
+            type_name: type_name(classes, prod.class),
+            ..FilledCollectionEvidence::default()
+        };
+        let mut f = Finding::new(Evidence::FilledCollection(evidence), prod.instances as f64, message, loc(user));
         for l in located.into_iter().filter(|l| l.line != loc(user).line) {
             f = f.related(l, "filled here".to_string());
         }

@@ -478,7 +478,7 @@ fn measured_fixes(o: &FixesOptions) -> Result<()> {
             "| {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {} | {} |{}",
             fix.name,
             fix.pattern,
-            finding.kind,
+            finding.kind(),
             pct(finding.share),
             unit.name(),
             pct(measured),

@@ -16,16 +16,11 @@ use std::path::Path;
 pub const KINDS: [&str; 5] = ["copy-chain", "nath", "low-utility", "lifetime", "bottleneck"];
 
 use bloatlens_profiler::javac::java_files;
-use bloatlens_profiler::report::Kind;
 
 /// The product kinds a shown finding speaks for: its own, and those of the findings of other
 /// kinds it took in as one problem (a leak and the unread collection on its line).
 pub fn families(f: &Finding) -> Vec<&'static str> {
-    let also = f.evidence.get("also").and_then(|a| a.as_array()).into_iter().flatten();
-    std::iter::once(f.kind)
-        .chain(also.filter_map(|a| serde_json::from_value::<Kind>(a["kind"].clone()).ok()))
-        .map(|k| k.family().as_str())
-        .collect()
+    std::iter::once(f.kind()).chain(f.evidence.also().iter().map(|a| a.kind())).map(|k| k.family().as_str()).collect()
 }
 
 /// One expected finding: its kind and the lines (file relative to the program's directory, line)
@@ -133,9 +128,9 @@ pub fn score(name: &str, report: &Report, a: &Annotations) -> ProgramScore {
             s.top5.0 += expected as usize;
         }
         if at(f).is_some_and(|here| a.clean.contains(&here)) {
-            *s.on_clean.entry(f.kind.family().as_str().into()).or_default() += 1;
+            *s.on_clean.entry(f.kind().family().as_str().into()).or_default() += 1;
         } else if !expected {
-            s.unexpected.push(format!("{} {}", f.kind, f.location.short()));
+            s.unexpected.push(format!("{} {}", f.kind(), f.location.short()));
         }
     }
     s

@@ -7,6 +7,7 @@ pub mod classfile;
 pub mod classpath;
 pub mod cost_model;
 pub mod evidence;
+pub mod fixes;
 pub mod gate;
 pub mod graphs;
 pub mod javac;

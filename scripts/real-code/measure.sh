@@ -20,5 +20,5 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cp=$tree/$module/target/classes:$(cat "$tree/.realcode-classpath")
 mkdir -p "$work/overlay" "$work/driver"
 if [ $# -gt 0 ]; then javac -nowarn -d "$work/overlay" -cp "$cp" "$@"; fi
-javac -d "$work/driver" -cp "$cp" "${DRIVER_SRC:-$here/drivers/$entry.java}" "$here/measure/Measure.java"
+javac -d "$work/driver" -cp "$cp" "${DRIVER_SRC:-$here/drivers/$entry.java}" "$here/../measure/Measure.java"
 java -cp "$work/overlay:$work/driver:$cp" Measure "${WARM:-5}" "${REPS:-30}" "$entry" "${argv[@]}"

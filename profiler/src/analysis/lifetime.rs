@@ -115,6 +115,12 @@ impl LifetimeTracker {
         }
     }
 
+    /// The heap the run ends with (immortal objects, by each record's mean size), that a
+    /// finding's retained bytes are a share of; known once the run has finished.
+    pub fn heap_at_end(&self) -> u64 {
+        self.records.iter().map(immortal_bytes).sum()
+    }
+
     fn die(&mut self, b: Birth) {
         let r = &mut self.records[b.record as usize];
         let lifetime = self.now.saturating_sub(b.time).max(1);
@@ -240,6 +246,11 @@ impl Tracker for LifetimeTracker {
     }
 }
 
+/// A record's bytes still alive at the end of the run.
+fn immortal_bytes(r: &Record) -> u64 {
+    r.bytes * r.by_class[3] / r.instances.max(1)
+}
+
 /// A mixed site's short-lived contexts: their objects, and those of them never stored.
 #[derive(Debug, Clone, Copy)]
 struct Throwaways {
@@ -288,10 +299,7 @@ impl LifetimeTracker {
                 }
             }
         }
-        // The heap the run ends with (immortal objects, by each record's mean size), that a
-        // finding's retained bytes are a share of.
-        let immortal_bytes = |r: &Record| r.bytes * r.by_class[3] / r.instances.max(1);
-        let heap_at_end: u64 = self.records.iter().map(immortal_bytes).sum();
+        let heap_at_end = self.heap_at_end();
         let mut findings = Vec::new();
         for ((site, user), recs) in sites {
             let instances: u64 = recs.iter().map(|&i| self.records[i].instances).sum();

@@ -4,9 +4,19 @@
 //! alternating, several rounds each, and prints each program's median wall time, peak memory
 //! (GNU time's maximum RSS, when /usr/bin/time exists) and the ratios.
 //!
-//! Usage: `bloatlens-bench [--rounds N] [--only NAME] [--dir DIR] [--libraries] [--no-profile]`
+//! With `--fixes`: the measured fixes of `fixtures/bloat/fixes/` (see `bloatlens_profiler::fixes`):
+//! per fix, the share its finding claims against the saving measured on the VM and under `java`
+//! (main run in one JVM after warm-up, `scripts/measure/Measure.java`: median thread CPU time and
+//! allocated bytes); then per scored-corpus program what `java` and the VM count of one run, also
+//! written as TSV with `--tsv PATH` (the data a cost model of HotSpot time is fitted to).
+//!
+//! Usage: `bloatlens-bench [--rounds N] [--only NAME] [--dir DIR] [--libraries] [--no-profile]`,
+//! `bloatlens-bench --fixes [--rounds N] [--only NAME] [--warm N] [--reps N] [--tsv PATH]`
 
 use anyhow::{bail, Context, Result};
+use bloatlens_profiler::fixes;
+use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::report::{Report, Settings};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -47,9 +57,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 const USAGE: &str = "usage: bloatlens-bench [--rounds N] [--only NAME] [--dir DIR] [--libraries] [--no-profile]
+       bloatlens-bench --fixes [--rounds N] [--only NAME] [--warm N] [--reps N] [--tsv PATH]
   default: the programs of fixtures/bench; --libraries: the workloads of fixtures/libraries
   (their Debian packages installed, see scripts/install-library-suite.sh);
-  --no-profile: leave out the run with every analysis on";
+  --no-profile: leave out the run with every analysis on;
+  --fixes: the fixes of fixtures/bloat/fixes, claimed saving against the saving measured on the VM and
+  under java (--only: the fixes whose name contains NAME; --warm: main's warm-up in each JVM, runs or
+  seconds as `2s` (the default); --reps: main's measured runs, default 60; --rounds: JVMs per program,
+  alternating original and fix), then
+  what java and the VM count of one run of each corpus program (--tsv: also written there as TSV)";
 
 /// A program to measure: its class path and main class.
 struct Workload {
@@ -142,6 +158,10 @@ fn main() -> Result<()> {
     let mut dir: Option<PathBuf> = None;
     let mut libraries = false;
     let mut profile = true;
+    let mut fixes: Option<FixesOptions> = None;
+    let mut warm = String::from("2s");
+    let mut reps = 60;
+    let mut tsv: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -150,12 +170,25 @@ fn main() -> Result<()> {
             "--dir" => dir = Some(args.next().context("--dir DIR")?.into()),
             "--libraries" => libraries = true,
             "--no-profile" => profile = false,
+            "--fixes" => fixes = Some(FixesOptions::default()),
+            "--warm" => warm = args.next().context("--warm N")?,
+            "--reps" => reps = args.next().context("--reps N")?.parse()?,
+            "--tsv" => tsv = Some(args.next().context("--tsv PATH")?.into()),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return Ok(());
             }
             other => bail!("unknown argument {other} ({USAGE})"),
         }
+    }
+    if let Some(mut o) = fixes {
+        o.rounds = rounds.max(1);
+        o.warm = warm;
+        o.reps = reps.max(1);
+        o.only = only;
+        o.tsv = tsv;
+        o.root = dir.unwrap_or_else(|| PathBuf::from("fixtures/bloat"));
+        return measured_fixes(&o);
     }
     let bloatlens = std::env::current_exe()?.with_file_name("bloatlens");
     if !bloatlens.exists() {
@@ -253,6 +286,233 @@ fn main() -> Result<()> {
         println!(
             "analyses on (copy, refprop, costben, lifetime, bottleneck): median profiled / bloatlens {mp:.2}×, worst {wp:.2}×"
         );
+    }
+    Ok(())
+}
+
+/// `--fixes`: what to measure and how.
+#[derive(Default)]
+struct FixesOptions {
+    rounds: usize,
+    /// Warm-up runs of main, or seconds of them (`2s`).
+    warm: String,
+    reps: usize,
+    only: Option<String>,
+    tsv: Option<PathBuf>,
+    /// `fixtures/bloat`: its `fixes/` and `corpus/`.
+    root: PathBuf,
+}
+
+/// Medians of main's runs in one JVM (`Measure --raw`), or of such medians over several JVMs.
+#[derive(Debug, Clone, Copy)]
+struct JavaRun {
+    cpu_ns: f64,
+    bytes: f64,
+    wall_ns: f64,
+}
+
+/// Runs `Main` of `classes` under `Measure` (compiled into `measure`): main `warm` times, then
+/// `reps` times measured. Returns the medians and what the last run printed.
+fn java_measure(measure: &Path, classes: &Path, warm: &str, reps: usize) -> Result<(JavaRun, String)> {
+    let cp = format!("{}:{}", measure.display(), classes.display());
+    let out = Command::new("java")
+        .args(["-cp", &cp, "Measure", "--raw", warm, &reps.to_string(), "Main"])
+        .output()
+        .context("running java")?;
+    if !out.status.success() {
+        bail!("java Measure {}: {}", classes.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (printed, last) = text.trim_end_matches('\n').rsplit_once('\n').unwrap_or(("", text.trim_end()));
+    let fields: Vec<f64> = last
+        .strip_prefix("measure\t")
+        .context("no measure line")?
+        .split('\t')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let [cpu_ns, bytes, wall_ns, _, _] = fields[..] else { bail!("measure line `{last}`") };
+    let printed = if printed.is_empty() { String::new() } else { format!("{printed}\n") };
+    Ok((JavaRun { cpu_ns, bytes, wall_ns }, printed))
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// `rounds` JVMs per program, the programs alternating (a machine busy with other work disturbs
+/// each alike); per program the medians over its JVMs and what its last run printed.
+fn java_rounds(measure: &Path, programs: &[&Path], o: &FixesOptions) -> Result<Vec<(JavaRun, String)>> {
+    let mut runs: Vec<Vec<JavaRun>> = vec![Vec::new(); programs.len()];
+    let mut printed = vec![String::new(); programs.len()];
+    for _ in 0..o.rounds {
+        for (i, p) in programs.iter().enumerate() {
+            let (run, out) = java_measure(measure, p, &o.warm, o.reps)?;
+            runs[i].push(run);
+            printed[i] = out;
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .zip(printed)
+        .map(|(r, out)| {
+            let m = |f: fn(&JavaRun) -> f64| median_f64(r.iter().map(f).collect());
+            (JavaRun { cpu_ns: m(|r| r.cpu_ns), bytes: m(|r| r.bytes), wall_ns: m(|r| r.wall_ns) }, out)
+        })
+        .collect())
+}
+
+/// One row of the TSV: a program's run under `java` and on the VM.
+fn tsv_row(name: &str, variant: &str, program: &str, java: &JavaRun, vm: &fixes::VmTotals) -> String {
+    format!(
+        "{name}\t{variant}\t{program}\t{:.0}\t{:.0}\t{:.0}\t{}\t{}\t{}\t{}\t{}\n",
+        java.cpu_ns,
+        java.bytes,
+        java.wall_ns,
+        vm.program().instructions,
+        vm.program().bytes,
+        vm.run.instructions,
+        vm.run.bytes,
+        vm.heap_at_end
+    )
+}
+
+/// `vm_instructions`, `vm_bytes`: the program's own work (the run less the JDK's boot, as shares
+/// are taken of it); `vm_run_*`: the whole run.
+const TSV_HEADER: &str = "name\tvariant\tprogram\tjava_cpu_ns\tjava_bytes\tjava_wall_ns\tvm_instructions\tvm_bytes\tvm_run_instructions\tvm_run_bytes\tvm_heap_at_end\n";
+
+fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+fn measured_fixes(o: &FixesOptions) -> Result<()> {
+    let all = fixes::read_fixes(&o.root.join("fixes")).map_err(anyhow::Error::msg)?;
+    let chosen: Vec<&fixes::Fix> =
+        all.iter().filter(|f| o.only.as_deref().is_none_or(|n| f.name.contains(n))).collect();
+    let corpus = o.root.join("corpus");
+    let mut programs: Vec<String> = std::fs::read_dir(&corpus)
+        .with_context(|| format!("reading {}", corpus.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("Main.java").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|p| o.only.is_none() || chosen.iter().any(|f| &f.program == p))
+        .collect();
+    programs.sort();
+    let work = tempfile::tempdir()?;
+    let measure = work.path().join("measure");
+    let harness = Path::new("scripts/measure/Measure.java");
+    let status = Command::new("javac").arg("-d").arg(&measure).arg(harness).status()?;
+    if !status.success() {
+        bail!("javac {} failed (run from the repository's root)", harness.display());
+    }
+    let settings = Settings::default();
+    // Class paths of one length (`original/P`, `fixed001/P`): the JDK's class loading runs Java code
+    // over the class path, and the VM counts what it costs.
+    let compiled = |dir: &Path, name: &str| -> Result<PathBuf> {
+        let out = work.path().join(name);
+        fixes::compile(dir, &out).map_err(anyhow::Error::msg)?;
+        Ok(out)
+    };
+    let vm = |classes: &Path, sources: &Path| -> Result<fixes::VmTotals> {
+        fixes::vm_totals(&fixes::run_config(classes, sources), &settings).map_err(anyhow::Error::msg)
+    };
+    let mut tsv = String::from(TSV_HEADER);
+    let java = Command::new("java").arg("-version").output()?;
+    let java_version = String::from_utf8_lossy(&java.stderr).lines().next().unwrap_or("").to_string();
+    println!(
+        "java: {java_version}; {} JVMs per program (original and fix alternating), in each main warmed up ({}) then run {} times measured; medians",
+        o.rounds, o.warm, o.reps
+    );
+    println!("savings are shares of the original's: on the VM of its own work (the run less the JDK's boot), under java of main's thread CPU time and allocated bytes\n");
+    println!("| fix | pattern | kind | claimed | of | VM, claim's unit | measured / claimed | VM instructions | VM bytes | java CPU | java bytes |");
+    println!("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut originals: std::collections::HashMap<String, (PathBuf, fixes::VmTotals, Report)> = Default::default();
+    // Per fix: the measured savings over the claimed share (VM in the claim's unit, java CPU, java bytes).
+    let mut ratios: Vec<[f64; 3]> = Vec::new();
+    for (i, fix) in chosen.iter().enumerate() {
+        let source = corpus.join(&fix.program);
+        if !originals.contains_key(&fix.program) {
+            let classes = compiled(&source, &format!("original/{}", fix.program))?;
+            let totals = vm(&classes, &source)?;
+            let config = ProfileConfig {
+                run: fixes::run_config(&classes, &source),
+                analyses: Analyses::default(),
+                settings: settings.clone(),
+            };
+            let (_, report) = profile(&config).map_err(|e| anyhow::anyhow!("{}: {e}", fix.program))?;
+            originals.insert(fix.program.clone(), (classes, totals, report));
+        }
+        let (classes, before, report) = &originals[&fix.program];
+        let fixed = compiled(&fix.dir, &format!("fixed{:03}/{}", i % 1000, fix.program))?;
+        let after = vm(&fixed, &fix.dir)?;
+        let Some(finding) = fixes::finding_of(report, fix) else {
+            println!(
+                "| {} | {} | no shown finding of this pattern on line {} |||||||||",
+                fix.name, fix.pattern, fix.line
+            );
+            continue;
+        };
+        let unit = fixes::Unit::of(finding);
+        let measured = fixes::measured_share(unit, before, &after);
+        let java = java_rounds(&measure, &[classes.as_path(), fixed.as_path()], o)?;
+        let (jb, ja) = (&java[0].0, &java[1].0);
+        let same_output =
+            before.stdout == after.stdout && java[0].1.as_bytes() == before.stdout && java[1].1 == java[0].1;
+        let saving = fixes::saving;
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {:.2}× | {} | {} | {} | {} |{}",
+            fix.name,
+            fix.pattern,
+            finding.kind(),
+            pct(finding.share),
+            unit.name(),
+            pct(measured),
+            measured / finding.share,
+            pct(saving(before.program().instructions as f64, after.program().instructions as f64)),
+            pct(saving(before.program().bytes as f64, after.program().bytes as f64)),
+            pct(saving(jb.cpu_ns, ja.cpu_ns)),
+            pct(saving(jb.bytes, ja.bytes)),
+            if same_output { "" } else { " output differs!" }
+        );
+        tsv.push_str(&tsv_row(&fix.name, "fix", &fix.program, ja, &after));
+        ratios.push([measured, saving(jb.cpu_ns, ja.cpu_ns), saving(jb.bytes, ja.bytes)].map(|m| m / finding.share));
+    }
+    let within = |i: usize| ratios.iter().filter(|r| (0.5..=2.0).contains(&r[i])).count();
+    println!(
+        "\nwithin 0.5–2× of the claimed share, of {} fixes: on the VM in the claim's unit {}; under java, CPU time {}, allocated bytes {}",
+        ratios.len(),
+        within(0),
+        within(1),
+        within(2)
+    );
+    println!("\nper corpus program, one run of main:\n");
+    println!("| program | java CPU | java bytes | VM instructions | VM bytes | estimated HotSpot time |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for p in &programs {
+        let source = corpus.join(p);
+        let classes = match originals.get(p) {
+            Some((c, _, _)) => c.clone(),
+            None => compiled(&source, &format!("original/{p}"))?,
+        };
+        let totals = match originals.get(p) {
+            Some((_, t, _)) => t.clone(),
+            None => vm(&classes, &source)?,
+        };
+        let (j, printed) = java_rounds(&measure, &[classes.as_path()], o)?.remove(0);
+        println!(
+            "| {p} | {:.2} ms | {:.0} KB | {} | {:.0} KB | {:.2} ms |{}",
+            j.cpu_ns / 1e6,
+            j.bytes / 1024.0,
+            totals.program().instructions,
+            totals.program().bytes as f64 / 1024.0,
+            fixes::estimated_nanos(totals.program()) / 1e6,
+            if printed.as_bytes() == totals.stdout { "" } else { " output differs from the VM's!" }
+        );
+        tsv.push_str(&tsv_row(p, "original", p, &j, &totals));
+    }
+    if let Some(path) = &o.tsv {
+        std::fs::write(path, tsv).with_context(|| format!("writing {}", path.display()))?;
+        println!("\nwritten: {}", path.display());
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 //! neither count alone says where a warmed-up `java` spends its time. The model estimates that
 //! time as `ns_per_instruction · instructions + ns_per_byte · bytes`, with both constants fitted
 //! by least squares to the scored corpus measured under `java` (main run again and again in one
-//! JVM, thread CPU time; `bloatlens-bench --fit-cost-model`, figures in docs/benchmarks.md). A
+//! JVM, thread CPU time; `bloatlens-bench --fixes --tsv` writes such runs, docs/benchmarks.md has
+//! the fit and how far it is off once the JIT settles). A
 //! finding's share is what its fix removes, in that estimate, over the program's own work: the run
 //! less the JDK's boot before `main`, which a warmed-up `java` does not pay again.
 //!

@@ -374,6 +374,7 @@ pub fn run(
             check_handles: false,
             time_slice: None,
             sandbox: Some(sandbox.clone()),
+            java_agents: Vec::new(),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

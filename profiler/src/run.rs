@@ -42,6 +42,9 @@ pub struct RunConfig {
     /// What the program may change on disk: its workspace (through an overlay, or for real) and a
     /// temporary directory of its own; None: whatever its user may (see [`crate::vm::sandbox`]).
     pub sandbox: Option<crate::vm::sandbox::SandboxConfig>,
+    /// `-javaagent:JAR[=options]`: agents whose `premain` runs before the main class loads (each
+    /// jar is appended to the class path, as the JVM does).
+    pub java_agents: Vec<String>,
 }
 
 impl RunConfig {
@@ -63,6 +66,7 @@ impl RunConfig {
             check_handles: false,
             time_slice: None,
             sandbox: None,
+            java_agents: Vec::new(),
         }
     }
 }
@@ -189,9 +193,18 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         jdk,
         // The class path is named from where the run was asked for (the shell's directory), even
         // when the program runs in another one (`--cwd`): its relative entries are made absolute.
-        class_path: match &config.cwd {
-            Some(_) => absolute_class_path(&config.class_path),
-            None => config.class_path.clone(),
+        class_path: {
+            // An agent's jar joins the class path (`java.class.path` shows it, as on HotSpot).
+            let jars = config.java_agents.iter().map(|a| a.split_once('=').map_or(a.as_str(), |(jar, _)| jar));
+            let class_path = std::iter::once(config.class_path.as_str())
+                .chain(jars)
+                .filter(|e| !e.is_empty())
+                .collect::<Vec<_>>()
+                .join(":");
+            match &config.cwd {
+                Some(_) => absolute_class_path(&class_path),
+                None => class_path,
+            }
         },
         source_roots: config.source_roots.clone(),
         stdin: config.stdin.clone(),
@@ -215,6 +228,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         check_handles: config.check_handles,
         time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
         sandbox: config.sandbox.clone(),
+        java_agents: config.java_agents.clone(),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;

@@ -282,6 +282,10 @@ struct ProgramEnv {
     /// workspace).
     #[arg(long, value_name = "WHERE", default_value = "overlay", requires = "sandbox")]
     sandbox_writes: WorkspaceWrites,
+    /// A Java agent, as `java -javaagent:JAR[=OPTIONS]` loads it (`-javaagent:…` works too): its
+    /// jar joins the class path and its `premain` runs before the main class loads; repeatable.
+    #[arg(long = "javaagent", value_name = "JAR[=OPTIONS]")]
+    java_agents: Vec<String>,
 }
 
 impl ProgramEnv {
@@ -486,6 +490,10 @@ fn java_style_flags(argv: Vec<OsString>) -> Vec<OsString> {
                 out.push("--property".into());
                 out.push(OsStr::from_bytes(define).to_os_string());
             }
+            [b'-', b'j', b'a', b'v', b'a', b'a', b'g', b'e', b'n', b't', b':', agent @ ..] => {
+                out.push("--javaagent".into());
+                out.push(OsStr::from_bytes(agent).to_os_string());
+            }
             [b'-', _, ..] => {
                 let value = !bytes.contains(&b'=') && arg.to_str().is_some_and(takes_value);
                 out.push(arg);
@@ -577,6 +585,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         check_handles: a.program.check_handles,
         time_slice: None,
         sandbox: None,
+        java_agents: a.program.java_agents.clone(),
     };
     // A test: the project (the positional, default `.`) compiled, the test run through the JUnit
     // runner with nothing observed, its outcomes printed after the run.
@@ -788,6 +797,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             check_handles: a.program.check_handles,
             time_slice: None,
             sandbox: a.program.sandbox(project_dir.as_deref(), test_launch.as_ref().map(TestLaunch::outcomes_path))?,
+            java_agents: a.program.java_agents.clone(),
         },
         analyses,
         settings,

@@ -168,6 +168,13 @@ pub struct Class {
     pub nest_host: Option<ClassId>,
     /// Whether the bytecode verifier has yet to pass this class (see `verification.rs`).
     pub verification: Cell<Verification>,
+    /// The class file's bytes as a Java class loader defined it (after the transformers that
+    /// cannot retransform): what a retransformation starts from. None for the boot loader's
+    /// classes of the JDK image (read again from the image) and classes the VM generates.
+    pub class_bytes: Option<Rc<[u8]>>,
+    /// Set once retransformation-capable transformers or a redefinition changed the class: the
+    /// bytes it runs now (None: it runs `class_bytes`).
+    pub current_bytes: Option<Rc<[u8]>>,
 }
 
 /// Where a class stands with the bytecode verifier.
@@ -228,6 +235,9 @@ pub struct Method {
     pub caller_sensitive: bool,
     pub code: OnceCell<Rc<Code>>,
     pub vindex: Option<u32>,
+    /// An obsolete method (its class was redefined while a frame ran it): the class file its
+    /// code came from, whose constant pool that code names. None for every current method.
+    pub obsolete: Option<Rc<ClassFile>>,
 }
 
 impl Method {

@@ -79,7 +79,13 @@ impl<T: Tracker> Vm<T> {
             }};
         }
         match op {
-            Op::AconstNull | Op::Iconst(_) | Op::Lconst(_) | Op::Fconst(_) | Op::Dconst(_) | Op::LdcRef(_) => {
+            Op::AconstNull
+            | Op::Iconst(_)
+            | Op::Lconst(_)
+            | Op::Fconst(_)
+            | Op::Dconst(_)
+            | Op::LdcRef(_)
+            | Op::Jsr(_) => {
                 tr.flow_const(site, sp)
             }
             Op::Load(n) | Op::Load2(n) => tr.flow_move(site, lp + n as usize, sp),

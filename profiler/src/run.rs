@@ -43,7 +43,8 @@ pub struct RunConfig {
     /// temporary directory of its own; None: whatever its user may (see [`crate::vm::sandbox`]).
     pub sandbox: Option<crate::vm::sandbox::SandboxConfig>,
     /// `-javaagent:JAR[=options]`: agents whose `premain` runs before the main class loads (each
-    /// jar is appended to the class path, as the JVM does).
+    /// jar is appended to the system class loader's search, as the JVM does; `java.class.path`
+    /// does not show it).
     pub java_agents: Vec<String>,
 }
 
@@ -193,18 +194,9 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         jdk,
         // The class path is named from where the run was asked for (the shell's directory), even
         // when the program runs in another one (`--cwd`): its relative entries are made absolute.
-        class_path: {
-            // An agent's jar joins the class path (`java.class.path` shows it, as on HotSpot).
-            let jars = config.java_agents.iter().map(|a| a.split_once('=').map_or(a.as_str(), |(jar, _)| jar));
-            let class_path = std::iter::once(config.class_path.as_str())
-                .chain(jars)
-                .filter(|e| !e.is_empty())
-                .collect::<Vec<_>>()
-                .join(":");
-            match &config.cwd {
-                Some(_) => absolute_class_path(&class_path),
-                None => class_path,
-            }
+        class_path: match &config.cwd {
+            Some(_) => absolute_class_path(&config.class_path),
+            None => config.class_path.clone(),
         },
         source_roots: config.source_roots.clone(),
         stdin: config.stdin.clone(),

@@ -143,7 +143,8 @@ impl<T: Tracker> Vm<T> {
                 Some(n) => n.to_string(),
                 None => classfile::parse(bytes).map(|f| f.this_class.to_string()).unwrap_or_default(),
             };
-            transformed = self.transform_class_file(t, d.loader, &name, None, d.protection_domain, bytes.to_vec(), false)?;
+            transformed =
+                self.transform_class_file(t, d.loader, &name, None, d.protection_domain, bytes.to_vec(), false)?;
             (&transformed.0[..], &transformed.1[..])
         } else {
             (bytes, bytes)
@@ -194,10 +195,7 @@ impl<T: Tracker> Vm<T> {
         self.classes[id as usize].protection_domain = d.protection_domain;
         if !d.hidden {
             // What a retransformation starts from.
-            self.classes[id as usize].class_bytes = Some(std::rc::Rc::from(source));
-            if source != bytes {
-                self.classes[id as usize].current_bytes = Some(std::rc::Rc::from(bytes));
-            }
+            self.keep_class_bytes(id, source.to_vec(), bytes.to_vec());
         }
         if verify && !self.is_reflection_accessor(id) {
             self.classes[id as usize].verification.set(Verification::Pending);

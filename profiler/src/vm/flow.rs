@@ -85,9 +85,7 @@ impl<T: Tracker> Vm<T> {
             | Op::Fconst(_)
             | Op::Dconst(_)
             | Op::LdcRef(_)
-            | Op::Jsr(_) => {
-                tr.flow_const(site, sp)
-            }
+            | Op::Jsr(_) => tr.flow_const(site, sp),
             Op::Load(n) | Op::Load2(n) => tr.flow_move(site, lp + n as usize, sp),
             Op::Store(n) => tr.flow_move(site, sp - 1, lp + n as usize),
             Op::Store2(n) => tr.flow_move(site, sp - 2, lp + n as usize),

@@ -57,6 +57,12 @@ impl Agents {
         self.list.iter().any(|a| a.has_transformers || a.has_retransformable)
     }
 
+    /// Whether a retransformation-capable transformer is registered: JVMTI then keeps a class's
+    /// bytes as defined for later retransformations (its cached class file).
+    pub fn caching(&self) -> bool {
+        self.list.iter().any(|a| a.has_retransformable)
+    }
+
     /// A class's bytes from the jars appended to the boot loader's search.
     pub fn find_boot_appended(&self, internal_name: &str) -> Option<(Vec<u8>, Arc<Path>)> {
         let entry = format!("{internal_name}.class");
@@ -142,7 +148,8 @@ fn unsupported(what: &str) -> Refusal {
 /// The class modifiers HotSpot compares (JVM_RECOGNIZED_CLASS_MODIFIERS).
 const CLASS_MODIFIERS: u16 = 0x0001 | 0x0010 | 0x0020 | 0x0200 | 0x0400 | 0x1000 | 0x2000 | 0x4000;
 /// JVM_RECOGNIZED_METHOD_MODIFIERS.
-const METHOD_MODIFIERS: u16 = 0x0001 | 0x0002 | 0x0004 | 0x0008 | 0x0010 | 0x0020 | 0x0040 | 0x0080 | 0x0100 | 0x0400 | 0x0800 | 0x1000;
+const METHOD_MODIFIERS: u16 =
+    0x0001 | 0x0002 | 0x0004 | 0x0008 | 0x0010 | 0x0020 | 0x0040 | 0x0080 | 0x0100 | 0x0400 | 0x0800 | 0x1000;
 /// JVM_RECOGNIZED_FIELD_MODIFIERS.
 const FIELD_MODIFIERS: u16 = 0x0001 | 0x0002 | 0x0004 | 0x0008 | 0x0010 | 0x0040 | 0x0080 | 0x1000 | 0x4000;
 
@@ -204,9 +211,20 @@ impl<T: Tracker> Vm<T> {
         dynamic: bool,
     ) -> VmResult<Result<(), AgentFailure>> {
         let path = self.host_path(jar);
-        let Some(manifest) = read_manifest(&path) else { return Ok(Err(AgentFailure::BadJar)) };
+        // JPLIS's messages, on the VM's stderr.
+        let Some(manifest) = read_manifest(&path) else {
+            let sep = if dynamic { ":" } else { " :" };
+            self.write_output(2, format!("Error opening zip file or JAR manifest missing{sep} {jar}\n").as_bytes());
+            return Ok(Err(AgentFailure::BadJar));
+        };
         let attr = |name: &str| manifest.get(name).map(|s| s.trim().to_string());
         let Some(agent_class) = attr(if dynamic { "Agent-Class" } else { "Premain-Class" }) else {
+            let msg = if dynamic {
+                format!("Failed to find Agent-Class manifest attribute from {jar}\n")
+            } else {
+                format!("Failed to find Premain-Class manifest attribute in {jar}\n")
+            };
+            self.write_output(2, msg.as_bytes());
             return Ok(Err(AgentFailure::BadJar));
         };
         let yes = |name: &str| attr(name).is_some_and(|v| v.eq_ignore_ascii_case("true"));
@@ -220,14 +238,19 @@ impl<T: Tracker> Vm<T> {
                 self.agents.append_boot_jar(&p);
             }
         }
-        if dynamic {
+        {
+            // The jar joins the system class loader's search (`java.class.path` does not show it).
             let s = self.new_string(&path.to_string_lossy());
             let loader = self.system_loader;
             let appended = self.pinning(&[s, loader], |vm| {
                 vm.unobserved(|vm| {
-                    vm.invoke_virtual(t, loader, "appendToClassPathForInstrumentation", "(Ljava/lang/String;)V", &[
-                        s as u64,
-                    ])
+                    vm.invoke_virtual(
+                        t,
+                        loader,
+                        "appendToClassPathForInstrumentation",
+                        "(Ljava/lang/String;)V",
+                        &[s as u64],
+                    )
                 })
             });
             match appended {
@@ -275,8 +298,15 @@ impl<T: Tracker> Vm<T> {
         let ran = if dynamic {
             self.pinning(&[class_name, options], |vm| vm.invoke(t, start, &args)).map(|_| None)
         } else {
-            // The main thread is in its slot (see `run_premains`): run under the scheduler.
-            self.pinning(&[class_name, options], |vm| vm.run_scheduled(0, start, &args)).map(|f| match f {
+            // On the main thread, moved into its slot for the scheduler (threads it starts run).
+            self.threads[0].thread = Some(std::mem::take(t));
+            let was = std::mem::replace(&mut self.scheduling, true);
+            let ran = self.pinning(&[class_name, options], |vm| vm.run_scheduled(0, start, &args));
+            self.scheduling = was;
+            if let Some(main_thread) = self.threads[0].thread.take() {
+                *t = main_thread;
+            }
+            ran.map(|f| match f {
                 super::threads::Finished::Threw(e) => Some(e),
                 super::threads::Finished::Returned(_) => None,
             })
@@ -298,23 +328,23 @@ impl<T: Tracker> Vm<T> {
         if agents.is_empty() {
             return Ok(());
         }
-        self.threads[0].thread = Some(std::mem::take(t));
-        self.scheduling = true;
         let mut result = Ok(());
         for spec in &agents {
             let (jar, options) = match spec.split_once('=') {
                 Some((j, o)) => (j, Some(o)),
                 None => (spec.as_str(), None),
             };
-            let mut main_thread = self.threads[0].thread.take().expect("main thread");
-            let loaded = self.load_agent(&mut main_thread, jar, options, false);
-            if self.threads[0].thread.is_none() {
-                self.threads[0].thread = Some(main_thread);
-            }
+            let loaded = self.load_agent(t, jar, options, false);
             let failure = match loaded {
                 Ok(Ok(())) => continue,
-                Ok(Err(AgentFailure::BadJar)) => {
-                    format!("the agent {jar} could not be loaded: no readable jar with a Premain-Class in its manifest")
+                Ok(Err(AgentFailure::BadJar | AgentFailure::NotOnClassPath)) => {
+                    // As the JVM's start fails.
+                    self.write_output(
+                        2,
+                        b"Error occurred during initialization of VM\nagent library failed to init: instrument\n",
+                    );
+                    result = Err(super::Outcome::Exited(1));
+                    break;
                 }
                 Ok(Err(_)) => format!("processing of -javaagent failed: the premain of {jar} threw"),
                 Err(Fault::Exit(s)) => {
@@ -329,10 +359,6 @@ impl<T: Tracker> Vm<T> {
             };
             result = Err(super::Outcome::Stopped(VmError::Boot(failure)));
             break;
-        }
-        self.scheduling = false;
-        if let Some(main_thread) = self.threads[0].thread.take() {
-            *t = main_thread;
         }
         result
     }
@@ -377,7 +403,9 @@ impl<T: Tracker> Vm<T> {
                     continue;
                 }
                 let obj = agent.instrumentation;
-                if let Some(out) = self.call_transform(t, obj, loader, name, redefined, protection_domain, &current, capable)? {
+                if let Some(out) =
+                    self.call_transform(t, obj, loader, name, redefined, protection_domain, &current, capable)?
+                {
                     current = out;
                 }
             }
@@ -453,7 +481,13 @@ impl<T: Tracker> Vm<T> {
     /// retransformation-incapable transformers), or as last redefined.
     pub(super) fn retransform_source(&self, c: ClassId) -> Option<Vec<u8>> {
         let class = &self.classes[c as usize];
-        if let Some(b) = &class.class_bytes {
+        // JVMTI's cached class file, else the class as it is now (HotSpot reconstitutes it).
+        let kept = if class.cached {
+            class.class_bytes.as_ref()
+        } else {
+            class.current_bytes.as_ref().or(class.class_bytes.as_ref())
+        };
+        if let Some(b) = kept {
             return Some(b.to_vec());
         }
         if class.loader == 0 {
@@ -500,10 +534,7 @@ impl<T: Tracker> Vm<T> {
         }
         for (c, source, bytes, file) in parsed {
             self.apply_redefinition(t, c, file);
-            let class = &mut self.classes[c as usize];
-            let changed = source != bytes;
-            class.class_bytes = Some(Rc::from(source));
-            class.current_bytes = changed.then(|| Rc::from(bytes));
+            self.keep_class_bytes(c, source, bytes);
             // Reflection's caches of the class's members are dropped (HotSpot counts redefinitions
             // in the mirror: `Class.classRedefinedCount`).
             let mirror = self.mirror(c);
@@ -511,6 +542,20 @@ impl<T: Tracker> Vm<T> {
             self.set_named(mirror, "classRedefinedCount", count.wrapping_add(1) as u32 as u64);
         }
         Ok(())
+    }
+
+    /// Records a class's bytes after a definition, redefinition or retransformation: `source`
+    /// (before the retransformation-capable transformers) becomes the cached class file unless one
+    /// is kept already; `bytes` is what the class runs.
+    pub(super) fn keep_class_bytes(&mut self, c: ClassId, source: Vec<u8>, bytes: Vec<u8>) {
+        let caching = self.agents.caching();
+        let class = &mut self.classes[c as usize];
+        if !class.cached {
+            class.class_bytes = Some(Rc::from(source));
+            class.cached = caching;
+        }
+        let same = class.class_bytes.as_deref() == Some(&bytes[..]);
+        class.current_bytes = (!same).then(|| Rc::from(bytes));
     }
 
     /// Swaps a checked class file in: methods keep their ids (callers, vtables and reflection
@@ -695,13 +740,8 @@ impl<T: Tracker> Vm<T> {
             }
             Err(super::loader::LoadError::Fatal(e)) => return Err(Fault::Fatal(e)),
         };
-        let changed = source != bytes;
-        let class = &mut self.classes[id as usize];
-        if appended || changed {
-            class.class_bytes = Some(Rc::from(source));
-        }
-        if changed {
-            class.current_bytes = Some(Rc::from(bytes));
+        if appended || source != bytes || self.agents.caching() {
+            self.keep_class_bytes(id, source, bytes);
         }
         Ok(Some(id))
     }

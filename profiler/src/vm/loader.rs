@@ -277,6 +277,7 @@ impl<T: Tracker> Vm<T> {
             nest_host: None,
             verification: Cell::new(Verification::Trusted),
             class_bytes: None,
+            cached: false,
             current_bytes: None,
         });
         id
@@ -444,6 +445,7 @@ impl<T: Tracker> Vm<T> {
             nest_host: None,
             verification: Cell::new(Verification::Trusted),
             class_bytes: None,
+            cached: false,
             current_bytes: None,
         };
         self.classes.push(class);
@@ -482,6 +484,7 @@ impl<T: Tracker> Vm<T> {
                 nest_host: None,
                 verification: Cell::new(Verification::Trusted),
                 class_bytes: None,
+                cached: false,
                 current_bytes: None,
             });
             self.register_name(0, name, id);

@@ -102,8 +102,8 @@ pub struct Options {
     pub time_slice: u64,
     /// What the program may change on disk (None: whatever its user may; see [`sandbox`]).
     pub sandbox: Option<sandbox::SandboxConfig>,
-    /// `-javaagent:JAR[=options]`s, in order: their `premain`s run before the main class loads
-    /// (their jars must also be on `class_path`, as the JVM appends them).
+    /// `-javaagent:JAR[=options]`s, in order: their `premain`s run before the main class loads,
+    /// their jars appended to the system class loader's search.
     pub java_agents: Vec<String>,
 }
 

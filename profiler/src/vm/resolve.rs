@@ -10,6 +10,7 @@ use super::ops::Op;
 use super::{Fault, Frame, JThread, Tracker, Vm, VmError, VmResult};
 use crate::classfile::descriptor::Kind;
 use crate::classfile::{access, Constant};
+use std::cell::Cell;
 use std::rc::Rc;
 
 impl<T: Tracker> Vm<T> {
@@ -60,10 +61,7 @@ impl<T: Tracker> Vm<T> {
                     Op::LdcRef(self.mirror(c))
                 }
                 Some(Constant::MethodType { .. } | Constant::MethodHandle { .. } | Constant::Dynamic { .. }) => {
-                    if ob.is_some() {
-                        return Err(obsolete_unsupported());
-                    }
-                    match self.linked_constant(t, owner, i)? {
+                    match self.with_pool_of(owner, ob, |vm| vm.linked_constant(t, owner, i))? {
                         (v, Kind::Reference) => Op::LdcRef(v as Ref),
                         (v, Kind::Float) => Op::Fconst(f32::from_bits(v as u32)),
                         (v, _) => Op::Iconst(v as i32),
@@ -74,11 +72,12 @@ impl<T: Tracker> Vm<T> {
             Op::Ldc2Cp(i) => match cp.get(i) {
                 Some(Constant::Long(v)) => Op::Lconst(*v),
                 Some(Constant::Double(v)) => Op::Dconst(*v),
-                Some(Constant::Dynamic { .. }) if ob.is_some() => return Err(obsolete_unsupported()),
-                Some(Constant::Dynamic { .. }) => match self.linked_constant(t, owner, i)? {
-                    (v, Kind::Double) => Op::Dconst(f64::from_bits(v)),
-                    (v, _) => Op::Lconst(v as i64),
-                },
+                Some(Constant::Dynamic { .. }) => {
+                    match self.with_pool_of(owner, ob, |vm| vm.linked_constant(t, owner, i))? {
+                        (v, Kind::Double) => Op::Dconst(f64::from_bits(v)),
+                        (v, _) => Op::Lconst(v as i64),
+                    }
+                }
                 other => return Err(bad(format!("ldc2_w of {other:?}"))),
             },
             Op::GetStaticCp(i) | Op::PutStaticCp(i) | Op::GetFieldCp(i) | Op::PutFieldCp(i) => {
@@ -129,10 +128,7 @@ impl<T: Tracker> Vm<T> {
                         super::varhandle::link(&r.name, &r.descriptor)
                             .ok_or_else(|| VmError::Unsupported(format!("VarHandle.{}{}", r.name, r.descriptor)))?
                     } else {
-                        if ob.is_some() {
-                            return Err(obsolete_unsupported());
-                        }
-                        self.link_polymorphic(t, owner, &r.name, &r.descriptor)?
+                        self.with_pool_of(owner, ob, |vm| vm.link_polymorphic(t, owner, &r.name, &r.descriptor))?
                     };
                     code.ops[at].set(quick);
                     return Ok(quick);
@@ -215,8 +211,7 @@ impl<T: Tracker> Vm<T> {
                 let c = self.resolve_class_of(t, owner, ob, i)?;
                 Op::ANewArray(self.array_class_or_throw(t, c)?)
             }
-            Op::InvokeDynamicCp(_) if ob.is_some() => return Err(obsolete_unsupported()),
-            Op::InvokeDynamicCp(i) => self.link_call_site(t, owner, i)?,
+            Op::InvokeDynamicCp(i) => self.with_pool_of(owner, ob, |vm| vm.link_call_site(t, owner, i))?,
             Op::CheckCastCp(i) => Op::CheckCast(self.resolve_class_of(t, owner, ob, i)?),
             Op::InstanceOfCp(i) => Op::InstanceOf(self.resolve_class_of(t, owner, ob, i)?),
             other => return Ok(other),
@@ -260,6 +255,36 @@ impl<T: Tracker> Vm<T> {
             _ => return Err(Fault::Fatal(VmError::Internal("member reference expected".into()))),
         };
         self.resolve_class_of(t, owner, obsolete, class_index)
+    }
+
+    /// Runs `f` (linking a call site or a constant of `owner`'s code) against the old constant pool
+    /// of obsolete code: the class's pool, resolved classes and linked constants are the old
+    /// ones meanwhile, and what `f` linked of the old pool is not kept for the new one. (Code of
+    /// the class that a bootstrap method runs meanwhile would quicken against the old pool: the
+    /// VM links lambdas, string concatenation and records itself, without such code.)
+    pub(super) fn with_pool_of<R>(
+        &mut self,
+        owner: ClassId,
+        obsolete: Option<&Rc<Obsolete>>,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let Some(o) = obsolete else { return f(self) };
+        let class = &mut self.classes[owner as usize];
+        let file = std::mem::replace(&mut class.file, Some(o.file.clone()));
+        let refs = std::mem::replace(&mut class.class_refs, o.class_refs.iter().map(|c| Cell::new(c.get())).collect());
+        let linked: Vec<_> =
+            self.linked_constants.iter().filter(|(k, _)| k.0 == owner).map(|(k, v)| (*k, *v)).collect();
+        self.linked_constants.retain(|k, _| k.0 != owner);
+        let r = f(self);
+        self.linked_constants.retain(|k, _| k.0 != owner);
+        self.linked_constants.extend(linked);
+        let class = &mut self.classes[owner as usize];
+        for (kept, now) in o.class_refs.iter().zip(class.class_refs.iter()) {
+            kept.set(now.get());
+        }
+        class.file = file;
+        class.class_refs = refs;
+        r
     }
 
     /// Resolves a Class constant of code of `owner`: of its current constant pool, or of the old
@@ -477,13 +502,4 @@ impl<T: Tracker> Vm<T> {
         }
         Ok(arr)
     }
-}
-
-/// What obsolete code (its class redefined while it ran) cannot do here: link a call site or a
-/// dynamic constant of its old constant pool.
-fn obsolete_unsupported() -> Fault {
-    Fault::Fatal(VmError::Unsupported(
-        "linking an invokedynamic, method handle or dynamic constant in a method whose class was redefined while it ran"
-            .into(),
-    ))
 }

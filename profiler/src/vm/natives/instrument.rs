@@ -68,7 +68,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add(IMPL, "getAllLoadedClasses0", "(J)[Ljava/lang/Class;", |vm, t, _| {
         let ids: Vec<ClassId> = (0..vm.classes.len() as ClassId)
-            .filter(|&c| !matches!(vm.classes[c as usize].kind, ClassKind::Primitive(_)) && !vm.classes[c as usize].hidden)
+            .filter(|&c| {
+                !matches!(vm.classes[c as usize].kind, ClassKind::Primitive(_)) && !vm.classes[c as usize].hidden
+            })
             .collect();
         vm.class_array(t, &ids)
     });
@@ -115,7 +117,8 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add(PH, "getCurrentPid0", "()J", |_, _, _| Ok(std::process::id() as u64));
     reg.add(PH, "isAlive0", "(J)J", |_, _, a| {
         let pid = a[0] as i64;
-        let alive = pid == std::process::id() as i64 || (pid > 0 && std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let alive =
+            pid == std::process::id() as i64 || (pid > 0 && std::path::Path::new(&format!("/proc/{pid}")).exists());
         // 0: alive, start time not known; -1: no such process.
         Ok(if alive { 0 } else { u64::MAX })
     });
@@ -177,10 +180,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             AgentFailure::NotOnClassPath => {
                 ("com/sun/tools/attach/AgentLoadException", "Unable to add JAR file to system class path")
             }
-            AgentFailure::StartFailed => (
-                "com/sun/tools/attach/AgentInitializationException",
-                "Agent JAR loaded but agent failed to initialize",
-            ),
+            AgentFailure::StartFailed => {
+                ("com/sun/tools/attach/AgentInitializationException", "Agent JAR loaded but agent failed to initialize")
+            }
         };
         let from = vm.heap.get(this).class;
         Err(vm.throw_seen_from(t, from, class, msg))
@@ -264,7 +266,10 @@ impl<T: Tracker> Vm<T> {
                 Some(cur) => cur == &bytes[..],
                 None => bytes == source,
             };
-            if !unchanged {
+            if unchanged {
+                // Nothing to swap, but the cached class file is taken as for a redefinition.
+                self.keep_class_bytes(c, source, bytes);
+            } else {
                 defs.push((c, source, bytes));
             }
         }

@@ -4,8 +4,9 @@
 //! schema with findings in the modules' sources, `--fail-on` exit statuses, and the clear
 //! errors: an unknown test, a broken pom, no Maven. A pom that declares only the JUnit API
 //! (`api-only`: the engine added as Surefire adds it), JUnit 5 timeouts scaled, disabled or kept,
-//! `bloatlens run --test`, and a plain tree with separate main and test source roots
-//! (`plain-tests`).
+//! `bloatlens run --test`, a plain tree with separate main and test source roots
+//! (`plain-tests`), and Mockito's inline mock maker (`mockito-inline`: its dependencies from Maven
+//! Central, the outcomes compared with `mvn test`'s).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -306,4 +307,93 @@ fn a_tests_call_path_starts_at_the_test_method() {
             assert!(!text.contains(launcher), "{launcher} in a shown finding: {text}");
         }
     }
+}
+
+/// What Surefire reported of each test (`Class#method` → passed, failed or skipped), from its
+/// XML reports.
+fn surefire_outcomes(reports: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut outcomes = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(reports).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !(name.starts_with("TEST-") && name.ends_with(".xml")) {
+            continue;
+        }
+        let xml = std::fs::read_to_string(e.path()).unwrap();
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+            let children: Vec<&str> = case.children().filter(|c| c.is_element()).map(|c| c.tag_name().name()).collect();
+            let outcome = if children.iter().any(|c| matches!(*c, "failure" | "error")) {
+                "failed"
+            } else if children.contains(&"skipped") {
+                "skipped"
+            } else {
+                "passed"
+            };
+            let id = format!("{}#{}", case.attribute("classname").unwrap(), case.attribute("name").unwrap());
+            outcomes.insert(id, outcome.to_string());
+        }
+    }
+    outcomes
+}
+
+/// The outcomes `bloatlens run --test`/`profile --test` printed (`test Class#method() passed`).
+fn printed_outcomes(stdout: &str) -> std::collections::BTreeMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("test "))
+        .filter_map(|l| {
+            let (test, rest) = l.split_once("() ")?;
+            let outcome = rest.split(|c: char| c == ':' || c.is_whitespace()).next()?;
+            Some((test.to_string(), outcome.to_string()))
+        })
+        .collect()
+}
+
+/// Mockito 5's default, inline, mock maker (`mockito-inline`): a final class mocked through
+/// `MockitoExtension`, `mockStatic`, spies on the program's objects and on a JDK list, a verification
+/// that fails — through the agent Byte Buddy attaches to the running VM, which retransforms loaded
+/// classes (the JDK's too). Its dependencies come from Maven Central: `mvn test` runs first, online,
+/// filling the local repository as a developer's build does, and then Bloatlens (offline) must give
+/// every test Surefire's outcome, under `run --test` and `profile --test`.
+#[test]
+fn mockito_inline_mocks_give_the_outcomes_of_mvn_test() {
+    let p = Project::new("mockito-inline");
+    let mvn = Command::new("mvn")
+        .args(["-B", "-q", "dependency:go-offline", "test", "-Dmaven.test.failure.ignore=true"])
+        .current_dir(p.root())
+        .output()
+        .expect("mvn runs");
+    assert!(
+        mvn.status.success(),
+        "mvn test (online, from Maven Central) failed:\n{}{}",
+        text(&mvn.stdout),
+        text(&mvn.stderr)
+    );
+    let expected = surefire_outcomes(&p.root().join("target/surefire-reports"));
+    assert_eq!(expected.len(), 9, "{expected:?}");
+    assert_eq!(expected["com.acme.pricing.CheckoutTest#aMissedVerificationFails"], "failed");
+
+    let mut ran = std::collections::BTreeMap::new();
+    for class in ["com.acme.pricing.CheckoutTest", "com.acme.pricing.SpyTest"] {
+        let out = p.run(&["--test", class]);
+        let stdout = text(&out.stdout);
+        assert!(!text(&out.stderr).contains("error"), "{class}: {}{stdout}", text(&out.stderr));
+        ran.extend(printed_outcomes(&stdout));
+    }
+    assert_eq!(ran, expected, "bloatlens run --test against mvn test");
+    assert!(
+        text(&p.run(&["--test", "com.acme.pricing.CheckoutTest#aMissedVerificationFails"]).stdout)
+            .contains("Wanted but not invoked:\nprices.priceOf(\"never asked\");"),
+        "Mockito's own message"
+    );
+
+    let out = p.profile(&["--test", "com.acme.pricing.SpyTest"]);
+    let stdout = text(&out.stdout);
+    let profiled = printed_outcomes(&stdout);
+    let spies: std::collections::BTreeMap<_, _> = expected
+        .iter()
+        .filter(|(k, _)| k.starts_with("com.acme.pricing.SpyTest#"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(profiled, spies, "bloatlens profile --test against mvn test:\n{stdout}{}", text(&out.stderr));
 }

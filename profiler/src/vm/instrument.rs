@@ -501,8 +501,14 @@ impl<T: Tracker> Vm<T> {
     /// Redefines classes with new class files, all or none: each is checked first (a class file
     /// that does not parse, names another class or changes the class's shape is refused with
     /// HotSpot's exception), then every class gets its new methods' code and constant pool.
-    /// `source`: per class, the bytes later retransformations start from.
-    pub(super) fn redefine(&mut self, t: &mut JThread, defs: Vec<(ClassId, Vec<u8>, Vec<u8>)>) -> VmResult<()> {
+    /// `source`: per class, the bytes later retransformations start from when no cached class
+    /// file is kept (`replace_cache`: replace the one kept).
+    pub(super) fn redefine(
+        &mut self,
+        t: &mut JThread,
+        defs: Vec<(ClassId, Vec<u8>, Vec<u8>)>,
+        replace_cache: bool,
+    ) -> VmResult<()> {
         let mut parsed = Vec::with_capacity(defs.len());
         for (c, source, bytes) in defs {
             let name = self.classes[c as usize].name.clone();
@@ -534,6 +540,9 @@ impl<T: Tracker> Vm<T> {
         }
         for (c, source, bytes, file) in parsed {
             self.apply_redefinition(t, c, file);
+            if replace_cache {
+                self.classes[c as usize].cached = false;
+            }
             self.keep_class_bytes(c, source, bytes);
             // Reflection's caches of the class's members are dropped (HotSpot counts redefinitions
             // in the mirror: `Class.classRedefinedCount`).
@@ -708,31 +717,23 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// A class the boot loader defines for Java code (a resolution, `Class.forName`,
-    /// `findBootstrapClass`) while agents transform classes, or one from the jars appended to its
-    /// search: found, transformed and defined here. None: not found there (the image's classes
-    /// are left to `load_class` when nothing transforms).
+    /// `findBootstrapClass`) while agents transform classes: found in the image or the appended
+    /// jars, transformed and defined here. None: nothing transforms, or not found (left to
+    /// `load_class`).
     pub(super) fn load_boot_class_for_java(&mut self, t: &mut JThread, name: &str) -> VmResult<Option<ClassId>> {
-        if self.lookup_class(name).is_some() || name.starts_with('[') {
+        // Without transformers `load_class` does it all (the appended jars included).
+        if !self.agents.transforming() || self.lookup_class(name).is_some() || name.starts_with('[') {
             return Ok(None);
         }
-        let transforming = self.agents.transforming();
         let found = match self.image.find(name).map_err(VmError::from)? {
-            Some((bytes, origin @ Origin::Module(_))) if transforming => {
-                let Origin::Module(m) = &origin else { unreachable!() };
-                if !self.is_boot_module(m) {
-                    return Ok(None);
-                }
-                Some((bytes, origin, false))
-            }
-            Some(_) => None,
+            Some((bytes, origin)) => match &origin {
+                Origin::Module(m) if self.is_boot_module(m) => Some((bytes, origin, false)),
+                _ => None,
+            },
             None => self.agents.find_boot_appended(name).map(|(b, jar)| (b, Origin::Jar(jar), true)),
         };
         let Some((bytes, origin, appended)) = found else { return Ok(None) };
-        let (source, bytes) = if transforming {
-            self.transform_class_file(t, 0, name, None, 0, bytes, false)?
-        } else {
-            (bytes.clone(), bytes)
-        };
+        let (source, bytes) = self.transform_class_file(t, 0, name, None, 0, bytes, false)?;
         let id = match self.define_class(name, &bytes, origin) {
             Ok(id) => id,
             Err(super::loader::LoadError::NotFound(n)) => {

@@ -273,7 +273,7 @@ impl<T: Tracker> Vm<T> {
                 defs.push((c, source, bytes));
             }
         }
-        self.redefine(t, defs)
+        self.redefine(t, defs, false)
     }
 
     /// `redefineClasses`: every class modifiable, then each new class file through the
@@ -295,6 +295,10 @@ impl<T: Tracker> Vm<T> {
             };
             defs.push((c, source, bytes));
         }
-        self.redefine(t, defs)
+        // JDK 17's HotSpot keeps a class's cached class file through a redefinition (a later
+        // retransformation starts from the bytes first loaded); JDK 25's replaces it with the
+        // redefinition's.
+        let replace_cache = self.max_major_version >= 69;
+        self.redefine(t, defs, replace_cache)
     }
 }

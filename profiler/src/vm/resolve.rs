@@ -270,7 +270,7 @@ impl<T: Tracker> Vm<T> {
     ) -> R {
         let Some(o) = obsolete else { return f(self) };
         let class = &mut self.classes[owner as usize];
-        let file = std::mem::replace(&mut class.file, Some(o.file.clone()));
+        let file = class.file.replace(o.file.clone());
         let refs = std::mem::replace(&mut class.class_refs, o.class_refs.iter().map(|c| Cell::new(c.get())).collect());
         let linked: Vec<_> =
             self.linked_constants.iter().filter(|(k, _)| k.0 == owner).map(|(k, v)| (*k, *v)).collect();

@@ -329,6 +329,7 @@ pub fn run(
     let resources = project.resources_for(&plan.main_file);
     let mut class_path: Vec<PathBuf> =
         std::iter::once(classes.clone()).chain(resources).chain(run_path.iter().cloned()).collect();
+    let mut test_environment = None;
     let (main_class, args, test_launch) = match &plan.test {
         Some(selector) => {
             let cache = match project::open_cache_dir(&plan.root) {
@@ -336,8 +337,14 @@ pub fn run(
                 Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
             };
             let timeouts = junit::Timeouts::profiled(plan.config.test_timeouts);
+            // What Surefire's forked JVM would get: its system properties, environment, directory.
+            let (configs, notes) = project::maven::surefire_or_defaults(&project, &cache, &plan.config.maven_path);
+            let module: Vec<&project::Module> = project.module_of(&plan.main_file).into_iter().collect();
+            test_environment = Some(project::surefire::TestEnvironment::for_modules(&project, &module, &configs));
             match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories(), timeouts) {
-                Ok(launch) => {
+                Ok(mut launch) => {
+                    launch.notes.extend(notes);
+                    launch.notes.extend(test_environment.iter().flat_map(|e| e.notes.iter().cloned()));
                     class_path.extend(launch.class_path.iter().cloned());
                     (junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))
                 }
@@ -367,14 +374,29 @@ pub fn run(
             capture: true,
             stdout_to_stderr: false,
             gc_interval_bytes: None,
-            properties: plan.launch.iter().flat_map(|l| l.properties.iter().cloned()).collect(),
-            // The launch configuration's directory, else the workspace's (as the Java debugger has it).
-            cwd: Some(plan.launch.as_ref().map_or_else(|| plan.root.clone(), |l| l.cwd.clone())),
-            env: plan.launch.as_ref().map(|l| l.env.clone()).unwrap_or_default(),
+            // A test's: Surefire's properties and environment, then the launch configuration's.
+            properties: test_environment
+                .iter()
+                .flat_map(|e| e.properties.iter().cloned())
+                .chain(plan.launch.iter().flat_map(|l| l.properties.iter().cloned()))
+                .collect(),
+            // The launch configuration's directory, else a test's module's (as Surefire has it),
+            // else the workspace's (as the Java debugger has it).
+            cwd: Some(match (&plan.launch, test_environment.as_ref().and_then(|e| e.cwd.clone())) {
+                (Some(l), _) => l.cwd.clone(),
+                (None, Some(module)) => module,
+                (None, None) => plan.root.clone(),
+            }),
+            env: test_environment
+                .iter()
+                .flat_map(|e| e.env.iter().cloned())
+                .chain(plan.launch.iter().flat_map(|l| l.env.iter().cloned()))
+                .collect(),
             check_handles: false,
             time_slice: None,
             sandbox: Some(sandbox.clone()),
-            java_agents: Vec::new(),
+            // A test's: the Java agents of Surefire's argLine.
+            java_agents: test_environment.iter().flat_map(|e| e.agents.iter().cloned()).collect(),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

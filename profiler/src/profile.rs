@@ -99,6 +99,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     let flow = a.copy || a.refprop || a.costben || a.bottleneck;
     let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, flow));
     let (mut tree, mut cost_benefit, mut calls) = (None, None, SiteCalls::new());
+    let mut user_work = None;
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
         let trackers = (
@@ -140,6 +141,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             f.extend(b.findings);
             tree = Some(b.tree);
             calls = b.site_calls;
+            user_work = Some(b.user_work);
         }
         (r, f, profile)
     } else if let Some(l) = lifetime {
@@ -149,7 +151,13 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
         (crate::run::run(&run)?, Vec::new(), Vec::new())
     };
     let counted = crate::cost_model::Work::new(result.stats.instructions, result.stats.allocated_bytes);
-    let totals = RunTotals { program: counted.minus(result.boot) };
+    // Tests run from JUnit's launcher, whose discovery and reporting are no part of the program:
+    // their findings' shares are of the tests' own work (what ran in their frames and below).
+    let program = match user_work {
+        Some(w) if config.run.main_class == crate::junit::RUNNER_CLASS && w.instructions > 0 => w,
+        _ => counted.minus(result.boot),
+    };
+    let totals = RunTotals { program };
     let mut findings = triage(findings, &totals, &calls, &s);
     if matches!(result.outcome, Outcome::Stopped(_)) {
         keep_what_a_stopped_run_knows(&mut findings);

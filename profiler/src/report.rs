@@ -225,6 +225,19 @@ pub struct Finding {
     pub related: Vec<Related>,
     /// What the analysis saw and the figures behind it; its variant is the finding's kind.
     pub evidence: Evidence,
+    /// When the entry point was JUnit tests: the tests whose calls reached the finding's method,
+    /// with their part of its cost, largest first ([`crate::junit::attribution`]).
+    pub tests: Vec<TestShare>,
+}
+
+/// A test's part in a finding: the cost (as the cost model prices instructions and bytes) of the
+/// finding's method in calling contexts below the test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TestShare {
+    /// `com.acme.FooTest#bar` for a test method (and the code it calls), `com.acme.FooTest` for the
+    /// class's own set-up (`@BeforeAll`, `@BeforeEach`, constructors), as JUnit ran them.
+    pub test: String,
+    pub share: f64,
 }
 
 /// A [`Finding`] as the JSON has it.
@@ -243,6 +256,8 @@ struct FindingOut<'a> {
     location: &'a Location,
     related: &'a [Related],
     evidence: &'a Evidence,
+    #[serde(skip_serializing_if = "<[TestShare]>::is_empty")]
+    tests: &'a [TestShare],
 }
 
 #[derive(Deserialize)]
@@ -263,6 +278,8 @@ struct FindingIn {
     related: Vec<Related>,
     /// Read by `kind` once the whole finding is read: the kind says which evidence it is.
     evidence: serde_json::Value,
+    #[serde(default)]
+    tests: Vec<TestShare>,
 }
 
 impl Serialize for Finding {
@@ -279,6 +296,7 @@ impl Serialize for Finding {
             location: &self.location,
             related: &self.related,
             evidence: &self.evidence,
+            tests: &self.tests,
         }
         .serialize(s)
     }
@@ -299,6 +317,7 @@ impl<'de> Deserialize<'de> for Finding {
             location: f.location,
             related: f.related,
             evidence,
+            tests: f.tests,
         })
     }
 }
@@ -360,6 +379,7 @@ impl Finding {
             location,
             related: Vec::new(),
             evidence,
+            tests: Vec::new(),
         }
     }
 

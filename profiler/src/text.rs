@@ -1,6 +1,7 @@
 //! The report for a terminal: the run in one line, then the top findings, each with its source
 //! line quoted and, for a copy chain, every hop drawn.
 
+use crate::junit::TestStatus;
 use crate::report::{Finding, Location, Report};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -49,7 +50,20 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
     if let Some(place) = &r.stopped_at {
         let _ = writeln!(out, "stopped in: {}", place.describe());
     }
-    for t in &report.tests {
+    // A whole suite: how many ended how, and the tests that did not pass.
+    let many = report.tests.len() > 20;
+    if many {
+        let count = |s: TestStatus| report.tests.iter().filter(|t| t.status == s).count();
+        let statuses = [TestStatus::Passed, TestStatus::Failed, TestStatus::Aborted, TestStatus::Skipped];
+        let counts: Vec<String> = statuses
+            .iter()
+            .map(|&s| (s, count(s)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(s, n)| format!("{n} {}", s.word()))
+            .collect();
+        let _ = writeln!(out, "tests: {} ({})", report.tests.len(), counts.join(", "));
+    }
+    for t in report.tests.iter().filter(|t| !many || t.status != TestStatus::Passed) {
         let _ = writeln!(out, "test {}#{} {}", t.class, t.name, t.summary());
     }
     for note in &report.test_notes {
@@ -84,6 +98,15 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             f.advice
         );
         let _ = writeln!(out, "   {}", f.message);
+        if report.tests.len() > 1 && !f.tests.is_empty() {
+            let shown: Vec<String> =
+                f.tests.iter().take(3).map(|t| format!("{} {:.0}%", t.test, t.share * 100.0)).collect();
+            let more = match f.tests.len().saturating_sub(3) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let _ = writeln!(out, "   driven by the tests {}{more}", shown.join(", "));
+        }
         quote(&mut out, sources, &f.location, "   ");
         let rows = crate::report::histogram_rows(f);
         if !rows.is_empty() {

@@ -228,7 +228,11 @@ pub fn triage(mut raw: Vec<Finding>, totals: &RunTotals, calls: &SiteCalls, sett
         // result dropped), not because the program's real work is costly.
         let essential =
             f.evidence.bottleneck().is_some_and(|b| b.repeated.is_none()) && !(dropped && builds_a_string(f));
-        f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup {
+        // Objects a library's class initializer made (a class's tables, built on its first use):
+        // a class is initialised once, however often the user's line ran.
+        let class_init =
+            f.related.iter().any(|r| r.role.starts_with("allocated inside") && r.location.method == "<clinit>");
+        f.hidden = if ran.is_some_and(|r| r.calls <= 1) || library_setup || class_init {
             Some(ONE_TIME.into())
         } else if loop_iterator(f) || scalar_replaced(f, removed.contains(&line)) {
             Some(SCALAR_REPLACED.into())

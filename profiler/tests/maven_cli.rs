@@ -309,10 +309,10 @@ fn a_tests_call_path_starts_at_the_test_method() {
     }
 }
 
-/// What Surefire reported of each test (`Class#method` → passed, failed or skipped), from its
-/// XML reports.
-fn surefire_outcomes(reports: &Path) -> std::collections::BTreeMap<String, String> {
-    let mut outcomes = std::collections::BTreeMap::new();
+/// Surefire's outcomes of a module's tests, from its XML reports: (class, method, status, message),
+/// sorted; a parameterized invocation (`parses(String)[2]`) by its method's name.
+fn surefire_outcomes(reports: &Path) -> Vec<(String, String, String, String)> {
+    let mut out = Vec::new();
     for e in std::fs::read_dir(reports).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
         if !(name.starts_with("TEST-") && name.ends_with(".xml")) {
@@ -321,19 +321,60 @@ fn surefire_outcomes(reports: &Path) -> std::collections::BTreeMap<String, Strin
         let xml = std::fs::read_to_string(e.path()).unwrap();
         let doc = roxmltree::Document::parse(&xml).unwrap();
         for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
-            let children: Vec<&str> = case.children().filter(|c| c.is_element()).map(|c| c.tag_name().name()).collect();
-            let outcome = if children.iter().any(|c| matches!(*c, "failure" | "error")) {
-                "failed"
-            } else if children.contains(&"skipped") {
-                "skipped"
-            } else {
-                "passed"
+            let method = case.attribute("name").unwrap_or("").split(['(', '[']).next().unwrap_or("").to_string();
+            let class = case.attribute("classname").unwrap_or("").to_string();
+            let ended = |tag: &str| case.children().find(|c| c.has_tag_name(tag));
+            let (status, message) = match (ended("failure").or(ended("error")), ended("skipped")) {
+                (Some(f), _) => ("failed", f.attribute("message").unwrap_or("")),
+                (None, Some(s)) => ("skipped", s.attribute("message").unwrap_or("")),
+                (None, None) => ("passed", ""),
             };
-            let id = format!("{}#{}", case.attribute("classname").unwrap(), case.attribute("name").unwrap());
-            outcomes.insert(id, outcome.to_string());
+            out.push((class, method, status.to_string(), message.to_string()));
         }
     }
-    outcomes
+    out.sort();
+    out
+}
+
+#[test]
+fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
+    let p = Project::new("surefire-config");
+    // Maven's own run first: it brings Surefire and JUnit from Maven Central into the local
+    // repository (Bloatlens then reads the project offline) and says the outcomes to match.
+    let mvn = Command::new("mvn")
+        .args(["-B", "-q", "test", "-Dmaven.test.failure.ignore=true"])
+        .current_dir(p.root())
+        .output()
+        .expect("running mvn");
+    assert!(mvn.status.success(), "mvn test: {}{}", text(&mvn.stdout), text(&mvn.stderr));
+    let expected = surefire_outcomes(&p.root().join("ledger/target/surefire-reports"));
+    assert_eq!(expected.len(), 12, "{expected:?}");
+    std::fs::remove_dir_all(p.root().join("ledger/target")).unwrap();
+
+    let out = p.profile(&["--tests", "--format", "json", "--test-timeouts", "disable"]);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {}", text(&out.stderr));
+    let mut ours: Vec<(String, String, String, String)> = report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or("").to_string();
+            (s("class"), s("method"), s("status"), s("message"))
+        })
+        .collect();
+    ours.sort();
+    assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
+    let notes = report["test_notes"].to_string();
+    assert!(notes.contains("argLine options not applied under the VM: -Xmx256m"), "{notes}");
+    assert_eq!(report["run"]["main_class"], "the tests of com.acme.ledger:ledger (2 classes)");
+
+    // From the module's directory: its tests alone, without the analyses.
+    let out = p.command("ledger", "run", &["--tests"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("test ")).count(), 12, "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("LedgerTest#runsInTheWorkingDirectory() passed"), "{stdout}");
 }
 
 /// The outcomes `bloatlens run --test`/`profile --test` printed (`test Class#method() passed`).
@@ -369,12 +410,16 @@ fn mockito_inline_mocks_give_the_outcomes_of_mvn_test() {
         text(&mvn.stdout),
         text(&mvn.stderr)
     );
-    let expected = surefire_outcomes(&p.root().join("target/surefire-reports"));
-    assert_eq!(expected.len(), 9, "{expected:?}");
+    let expected: std::collections::BTreeMap<String, String> =
+        surefire_outcomes(&p.root().join("target/surefire-reports"))
+            .into_iter()
+            .map(|(class, method, status, _)| (format!("{class}#{method}"), status))
+            .collect();
+    assert_eq!(expected.len(), 10, "{expected:?}");
     assert_eq!(expected["com.acme.pricing.CheckoutTest#aMissedVerificationFails"], "failed");
 
     let mut ran = std::collections::BTreeMap::new();
-    for class in ["com.acme.pricing.CheckoutTest", "com.acme.pricing.SpyTest"] {
+    for class in ["com.acme.pricing.CheckoutTest", "com.acme.pricing.SpyTest", "com.acme.pricing.AgentTest"] {
         let out = p.run(&["--test", class]);
         let stdout = text(&out.stdout);
         assert!(!text(&out.stderr).contains("error"), "{class}: {}{stdout}", text(&out.stderr));
@@ -396,4 +441,25 @@ fn mockito_inline_mocks_give_the_outcomes_of_mvn_test() {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     assert_eq!(profiled, spies, "bloatlens profile --test against mvn test:\n{stdout}{}", text(&out.stderr));
+
+    // Mockito's documented setup for JDK 21+: its jar as a Java agent in Surefire's argLine. The
+    // premain runs before the tests (AgentTest sees its instrumentation) and nothing changes.
+    let pom = p.root().join("pom.xml");
+    let with_agent = std::fs::read_to_string(&pom).unwrap().replace(
+        "<version>3.2.5</version>",
+        "<version>3.2.5</version>\n        <configuration><argLine>-javaagent:${settings.localRepository}/org/mockito/\
+         mockito-core/5.14.2/mockito-core-5.14.2.jar -Dpricing.premain=true</argLine></configuration>",
+    );
+    std::fs::write(&pom, with_agent).unwrap();
+    let mut ran = std::collections::BTreeMap::new();
+    for class in ["com.acme.pricing.AgentTest", "com.acme.pricing.CheckoutTest"] {
+        let out = p.run(&["--test", class]);
+        ran.extend(printed_outcomes(&text(&out.stdout)));
+    }
+    let wanted: std::collections::BTreeMap<_, _> = expected
+        .iter()
+        .filter(|(k, _)| !k.starts_with("com.acme.pricing.SpyTest#"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(ran, wanted, "with Mockito's agent in the argLine");
 }

@@ -57,6 +57,9 @@ pub struct BottleneckTracker {
     /// The tree as the report carries it, and the findings.
     pub tree: CallTree,
     pub findings: Vec<Finding>,
+    /// What ran in the program's frames and below them: with the JUnit launcher as `main`, the
+    /// tests' own work, without the launcher's discovery and reporting.
+    pub user_work: crate::cost_model::Work,
     /// Per node of `tree`: the CCT node it stands for (to locate call sites).
     cct_of: Vec<u32>,
     user_label: Vec<bool>,
@@ -153,6 +156,7 @@ impl BottleneckTracker {
             loaded: ShadowStack::default(),
             tree: CallTree::default(),
             findings: Vec::new(),
+            user_work: crate::cost_model::Work::default(),
             cct_of: Vec::new(),
             user_label: Vec::new(),
             cum: Vec::new(),
@@ -374,6 +378,17 @@ impl BottleneckTracker {
             let below = cum[i];
             cum[p].add(&below);
         }
+        // The work done in user frames and below them (children come after parents).
+        let mut under_user = vec![false; nodes.len()];
+        let mut user_work = crate::cost_model::Work::default();
+        for i in 1..nodes.len() {
+            under_user[i] = under_user[nodes[i].parent as usize] || is_user_method(methods, classes, nodes[i].method);
+            if under_user[i] {
+                let c = self.cost[i];
+                user_work = user_work.plus(crate::cost_model::Work::new(c.instructions, c.bytes));
+            }
+        }
+        self.user_work = user_work;
         let mut dropped = vec![false; nodes.len()];
         let total = Cost {
             instructions: cum[ROOT as usize].instructions - self.cost[ROOT as usize].instructions,

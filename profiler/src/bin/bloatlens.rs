@@ -14,9 +14,10 @@ use anyhow::{bail, Context};
 use bloatlens_profiler::gate::Condition;
 use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
-use bloatlens_profiler::junit::{TestLaunch, TestTimeouts, Timeouts};
+use bloatlens_profiler::junit::{Selection, TestLaunch, TestTimeouts, Timeouts};
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
-use bloatlens_profiler::project::{self, Build, Project};
+use bloatlens_profiler::project::surefire::{self, Surefire, TestEnvironment};
+use bloatlens_profiler::project::{self, Build, Module, Project};
 use bloatlens_profiler::report::human_duration;
 use bloatlens_profiler::report::{Report, Settings};
 use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STATUS_NOT_RUN};
@@ -192,7 +193,7 @@ struct ProfileArgs {
     project: ProjectArgs,
     /// A main class, a `.java` file (more may follow), a directory of sources, or a project
     /// directory (with a `pom.xml`: a Maven project, its modules' sources and dependencies).
-    #[arg(required_unless_present = "test")]
+    #[arg(required_unless_present_any = ["test", "tests"])]
     target: Option<PathBuf>,
     /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -218,6 +219,12 @@ struct ProjectArgs {
     /// JUnit 4 through the vintage engine; the outcome is reported (a failed test: exit status 1).
     #[arg(long, value_name = "SELECTOR")]
     test: Option<String>,
+    /// Run every test class of the project (the target, default `.`) under one VM, each test's
+    /// outcome reported and each finding attributed to the tests that drove it: in a module's
+    /// directory its tests, at the reactor's root every module's. The classes are those Maven's
+    /// Surefire runs (its includes and excludes, `**/*Test.java` and the like by default).
+    #[arg(long, conflicts_with = "test")]
+    tests: bool,
     /// JUnit 5 timeouts (@Timeout and the junit.jupiter.execution.timeout.*.default parameters)
     /// under the VM, which is slower than java: `scale` multiplies them (by 50 under `profile`, by 16
     /// under `run`), `disable` turns them off, `keep` leaves them as written.
@@ -226,6 +233,13 @@ struct ProjectArgs {
     /// The Maven command for projects with a `pom.xml` (run offline, with your settings and repository).
     #[arg(long, default_value = "mvn")]
     mvn: String,
+}
+
+impl ProjectArgs {
+    /// Whether the entry point is JUnit tests (`--test` or `--tests`) rather than a main.
+    fn tests_run(&self) -> bool {
+        self.test.is_some() || self.tests
+    }
 }
 
 fn test_timeouts(s: &str) -> Result<TestTimeouts, String> {
@@ -247,7 +261,7 @@ struct RunArgs {
     #[command(flatten)]
     project: ProjectArgs,
     /// The main class, e.g. `com.example.Main`; with `--test`, the project's directory (default `.`).
-    #[arg(required_unless_present = "test")]
+    #[arg(required_unless_present_any = ["test", "tests"])]
     main_class: Option<String>,
     /// Arguments passed to main (as bytes, decoded as Java decodes its arguments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -352,14 +366,13 @@ fn env_var(s: &str) -> Result<(String, String), String> {
 
 #[derive(Args)]
 struct Budgets {
-    /// Stop after this many bytecode instructions.
-    #[arg(long, default_value_t = Limits::default().max_instructions,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    max_instructions: u64,
-    /// Stop after this many seconds of wall-clock time (at most a week).
-    #[arg(long, default_value_t = Limits::default().max_wall.as_secs(),
-          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
-    max_seconds: u64,
+    /// Stop after this many bytecode instructions [default: 50000000000; with --tests, none].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_instructions: Option<u64>,
+    /// Stop after this many seconds of wall-clock time, at most a week [default: 600; with --tests,
+    /// 14400: a whole suite].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
+    max_seconds: Option<u64>,
     /// Heap cap in MiB (at most 1 TiB); beyond it allocation throws OutOfMemoryError.
     #[arg(long, default_value_t = Limits::default().max_heap_bytes >> 20,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
@@ -371,12 +384,21 @@ struct Budgets {
     max_stack_depth: u64,
 }
 
+/// A whole test suite's wall-clock budget: Surefire sets none; four hours under the VM.
+const SUITE_SECONDS: u64 = 4 * 3600;
+
 impl Budgets {
-    /// The limits, ended early when `interrupted` is set (Ctrl-C).
-    fn limits(&self, interrupted: &Arc<AtomicBool>) -> Limits {
+    /// The limits, ended early when `interrupted` is set (Ctrl-C); a whole test suite (`suite`)
+    /// runs without an instruction budget and with a longer time budget, unless they are given.
+    fn limits(&self, interrupted: &Arc<AtomicBool>, suite: bool) -> Limits {
+        let default = Limits::default();
+        let (instructions, seconds) = match suite {
+            true => (u64::MAX, SUITE_SECONDS),
+            false => (default.max_instructions, default.max_wall.as_secs()),
+        };
         Limits {
-            max_instructions: self.max_instructions,
-            max_wall: Duration::from_secs(self.max_seconds),
+            max_instructions: self.max_instructions.unwrap_or(instructions),
+            max_wall: Duration::from_secs(self.max_seconds.unwrap_or(seconds)),
             max_heap_bytes: self.max_heap_mb << 20,
             max_stack_depth: self.max_stack_depth as usize,
             cancel: Some(interrupted.clone()),
@@ -575,7 +597,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         source_roots: Vec::new(),
         stdin: Default::default(),
         jdk: Some(jdk_home.clone()),
-        limits: a.budgets.limits(interrupted),
+        limits: a.budgets.limits(interrupted, a.project.tests),
         capture: false,
         stdout_to_stderr: false,
         gc_interval_bytes: None,
@@ -592,7 +614,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
     let mut launch = None;
     let _build;
     let mut project_dir = None;
-    if a.project.test.is_some() {
+    if a.project.tests_run() {
         let target = PathBuf::from(a.main_class.as_deref().unwrap_or("."));
         let given = if a.class_path == "." { "" } else { a.class_path.as_str() };
         let timeouts = Timeouts::plain(a.project.test_timeouts);
@@ -603,6 +625,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         config.class_path = prepared.class_path;
         config.main_class = prepared.main_class;
         config.args = prepared.args;
+        with_test_environment(&mut config, prepared.environment, &a.program);
         launch = prepared.launch;
         project_dir = Some(prepared.root);
         _build = prepared.build;
@@ -683,7 +706,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     // Leading `.java` arguments are more sources; the rest go to main.
     let mut args = a.args.clone();
     let target = a.target.clone().unwrap_or_else(|| ".".into());
-    let is_project = a.project.test.is_some() || target.join("pom.xml").is_file();
+    let is_project = a.project.tests_run() || target.join("pom.xml").is_file();
     let is_source = target.as_os_str().as_bytes().ends_with(b".java") || target.is_dir();
     // Where the report and the program's output go: opened now, so that a path that cannot be
     // written costs no run.
@@ -698,6 +721,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
     let mut test_launch = None;
     let properties = a.program.properties.clone();
     let mut project_dir = None;
+    let mut test_environment = None;
     let (class_path, main_class) = if is_project {
         let prepared = prepare_project(
             &target,
@@ -715,6 +739,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         roots.extend(prepared.source_roots.iter().cloned());
         args = prepared.args.into_iter().map(OsString::from).collect();
         test_launch = prepared.launch;
+        test_environment = Some(prepared.environment);
         project_dir = Some(prepared.root);
         build_dirs.push(prepared.build);
         (prepared.class_path, prepared.main_class)
@@ -778,7 +803,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         };
         (cp, main.to_string())
     };
-    let config = ProfileConfig {
+    let mut config = ProfileConfig {
         run: RunConfig {
             class_path,
             main_class,
@@ -786,7 +811,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             source_roots: user_roots,
             stdin: Default::default(),
             jdk: Some(jdk_home),
-            limits: a.budgets.limits(interrupted),
+            limits: a.budgets.limits(interrupted, a.project.tests),
             capture: a.program_output.is_some(),
             // A report on stdout keeps stdout to itself: the program's output goes to stderr.
             stdout_to_stderr: a.output.is_none() && !matches!(a.format, Format::Text),
@@ -802,6 +827,9 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         analyses,
         settings,
     };
+    if let Some(environment) = test_environment {
+        with_test_environment(&mut config.run, environment, &a.program);
+    }
     let which = match &a.graph {
         Some(g) => {
             Some(Which::parse(g).with_context(|| format!("unknown graph `{g}` (known: copy, reference, calls)"))?)
@@ -959,6 +987,22 @@ struct Prepared {
     build: BuildDir,
     /// The project's directory (a Maven reactor's root).
     root: PathBuf,
+    /// What Surefire's configuration gives a test run (nothing for a main).
+    environment: TestEnvironment,
+}
+
+/// A test run's environment from Surefire's configuration, under the user's own: their `-D`,
+/// `--env` and `--cwd` win; the argLine's Java agents load with theirs.
+fn with_test_environment(config: &mut RunConfig, environment: TestEnvironment, program: &ProgramEnv) {
+    let unset = |mine: &[(String, String)], k: &str| !mine.iter().any(|(known, _)| known == k);
+    let properties = environment.properties.into_iter().filter(|(k, _)| unset(&program.properties, k));
+    config.properties = properties.chain(program.properties.iter().cloned()).collect();
+    let env = environment.env.into_iter().filter(|(k, _)| unset(&program.env, k));
+    config.env = env.chain(program.env.iter().cloned()).collect();
+    config.cwd = program.cwd.clone().or(environment.cwd);
+    // The argLine's `-javaagent`s load before the user's own, each once.
+    let agents = environment.agents.into_iter().filter(|a| !program.java_agents.contains(a));
+    config.java_agents = agents.chain(program.java_agents.iter().cloned()).collect();
 }
 
 /// Opens the project at `target` (a Maven reactor, or a plain tree with `lib/*.jar`), compiles its
@@ -972,9 +1016,10 @@ fn prepare_project(
     jdk_home: &Path,
     timeouts: Timeouts,
 ) -> anyhow::Result<Result<Prepared, i32>> {
-    let dir = std::fs::canonicalize(target).with_context(|| format!("{} is not a directory", target.display()))?;
+    let given_dir =
+        std::fs::canonicalize(target).with_context(|| format!("{} is not a directory", target.display()))?;
     // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
-    let dir = bloatlens_profiler::project::maven::reactor_root(&dir);
+    let dir = bloatlens_profiler::project::maven::reactor_root(&given_dir);
     let javac = javac::find_javac(Some(jdk_home))?;
     let project = match open_project(&dir, &p.mvn) {
         Ok(p) => p,
@@ -1038,14 +1083,34 @@ fn prepare_project(
             Err(e) => return Err(e.into()),
         }
     }
-    let libraries = project.libraries_for(test_file.as_deref().unwrap_or(&dir));
+    // The modules whose tests run: the test's, or (`--tests`) the given module's, else every one's.
+    let suite_modules: Vec<&Module> = match (&p.test, p.tests) {
+        (Some(_), _) => test_file.iter().filter_map(|f| project.module_of(f)).collect(),
+        (None, true) => {
+            let own = project.modules.iter().filter(|m| given_dir != dir && given_dir.starts_with(&m.dir));
+            match own.max_by_key(|m| m.dir.components().count()) {
+                Some(m) => vec![m],
+                None => project.modules.iter().filter(|m| !m.test_sources.is_empty()).collect(),
+            }
+        }
+        (None, false) => Vec::new(),
+    };
+    // What the run's class path and resources are chosen by: the test's file, the one module's
+    // test root, else the whole project.
+    let anchor = match (&test_file, suite_modules.as_slice()) {
+        (Some(f), _) => f.clone(),
+        (None, [m]) => m.test_sources.first().cloned().unwrap_or_else(|| m.dir.clone()),
+        _ => dir.clone(),
+    };
+    let libraries = project.libraries_for(&anchor);
     let mut cp: Vec<PathBuf> = libraries.iter().cloned().chain(given).collect();
     // The classes, then the resources beside them (as Maven's target/classes holds both).
-    let resources = project.resources_for(test_file.as_deref().unwrap_or(&dir));
+    let resources = project.resources_for(&anchor);
     let classes = test_out.iter().cloned().chain(std::iter::once(main_out));
     cp.splice(0..0, classes.chain(resources));
-    let (main_class, args, launch) = match &p.test {
-        Some(selector) => {
+    let mut environment = TestEnvironment::default();
+    let (main_class, args, launch) = match p.tests_run() {
+        true => {
             let cache = match project::open_cache_dir(&dir) {
                 Ok(c) => c,
                 Err(e) => {
@@ -1053,18 +1118,34 @@ fn prepare_project(
                     return Ok(Err(STATUS_NOT_RUN));
                 }
             };
-            let launch =
-                match TestLaunch::prepare(selector, &javac, &cache, &libraries, &project.repositories(), timeouts) {
-                    Ok(l) => l,
+            let (configs, mut notes) = project::maven::surefire_or_defaults(&project, &cache, &p.mvn);
+            let selection = match &p.test {
+                Some(selector) => Selection::one(selector),
+                None => match suite(&project, &suite_modules, &test_roots, &configs) {
+                    Ok(s) => s,
                     Err(e) => {
                         say!("bloatlens: error: {e}");
                         return Ok(Err(STATUS_NOT_RUN));
                     }
-                };
+                },
+            };
+            environment = TestEnvironment::for_modules(&project, &suite_modules, &configs);
+            notes.append(&mut environment.notes);
+            let repositories = project.repositories();
+            let prepared =
+                TestLaunch::prepare_selection(&selection, &javac, &cache, &libraries, &repositories, timeouts);
+            let mut launch = match prepared {
+                Ok(l) => l,
+                Err(e) => {
+                    say!("bloatlens: error: {e}");
+                    return Ok(Err(STATUS_NOT_RUN));
+                }
+            };
+            launch.notes.extend(notes);
             cp.extend(launch.class_path.iter().cloned());
             (bloatlens_profiler::junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))
         }
-        None => match main {
+        false => match main {
             Some(m) => (m.to_string(), Vec::new(), None),
             None => {
                 let mains: Vec<PathBuf> = main_files.iter().filter(|f| !project.is_test_source(f)).cloned().collect();
@@ -1073,7 +1154,40 @@ fn prepare_project(
         },
     };
     let class_path = bloatlens_profiler::junit::join(&cp);
-    Ok(Ok(Prepared { class_path, main_class, args, source_roots, launch, build, root: dir }))
+    Ok(Ok(Prepared { class_path, main_class, args, source_roots, launch, build, root: dir, environment }))
+}
+
+/// The test classes `--tests` runs: those Surefire's patterns select in the modules' test sources
+/// (a plain tree's test roots with Surefire's defaults), with the modules' tag filters.
+fn suite(
+    project: &Project,
+    modules: &[&Module],
+    plain_test_roots: &[PathBuf],
+    configs: &std::collections::BTreeMap<String, Surefire>,
+) -> anyhow::Result<Selection> {
+    let mut selection = Selection::default();
+    let mut where_ = Vec::new();
+    if project.build == Build::Plain {
+        selection.selectors =
+            surefire::test_classes(plain_test_roots, &Surefire::default()).map_err(anyhow::Error::msg)?;
+        where_.push(project.root.display().to_string());
+    }
+    for m in modules {
+        let config = configs.get(&m.id).cloned().unwrap_or_default();
+        let classes = surefire::test_classes(&m.test_sources, &config).map_err(|e| anyhow::anyhow!("{}: {e}", m.id))?;
+        selection.selectors.extend(classes);
+        selection.include_tags = selection.include_tags.or(config.groups.clone());
+        selection.exclude_tags = selection.exclude_tags.or(config.excluded_groups.clone());
+        where_.push(m.id.clone());
+    }
+    if selection.selectors.is_empty() {
+        bail!(
+            "no test classes in {}: none of the test sources' classes matches Surefire's includes (by default **/Test*.java, **/*Test.java, **/*Tests.java, **/*TestCase.java)",
+            where_.join(", ")
+        );
+    }
+    selection.label = format!("the tests of {} ({} classes)", where_.join(", "), selection.selectors.len());
+    Ok(selection)
 }
 
 /// A plain tree's main and test source roots: the ones named (relative to the working

@@ -2,7 +2,8 @@
 // through the vintage engine), and writes each test's outcome to a file, one line per test:
 // STATUS \t class \t method \t display name \t message (tabs and line breaks escaped), and
 // TIMEOUTS \t n when JUnit 5 timeouts were scaled (n: the invocations a timeout applied to).
-// Usage: BloatlensJUnitRunner <outcomes file> <scale:FACTOR | disable | keep> <Class | Class#method>...
+// Usage: BloatlensJUnitRunner <outcomes file> <scale:FACTOR | disable | keep> [tags+:EXPR] [tags-:EXPR]
+//        <Class | Class#method>...   (tags+/tags-: the tag expressions to keep and to leave out)
 // Timeouts: `disable` sets junit.jupiter.execution.timeout.mode=disabled; `scale:F` does too and lets
 // BloatlensTimeouts (compiled beside this class when the tests have a Jupiter API) apply them F times
 // longer, found by Jupiter's extension auto-detection, which sees only that extension unless the
@@ -27,6 +28,8 @@ import org.junit.platform.engine.discovery.DiscoverySelectors;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.engine.support.descriptor.MethodSource;
 import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.PostDiscoveryFilter;
+import org.junit.platform.launcher.TagFilter;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
@@ -40,11 +43,19 @@ public final class BloatlensJUnitRunner {
 
     public static void main(String[] args) throws Exception {
         List<DiscoverySelector> selectors = new ArrayList<>();
+        List<PostDiscoveryFilter> filters = new ArrayList<>();
         for (int i = 2; i < args.length; i++) {
             String s = args[i];
-            selectors.add(s.contains("#") ? DiscoverySelectors.selectMethod(s) : DiscoverySelectors.selectClass(s));
+            if (s.startsWith("tags+:")) {
+                filters.add(TagFilter.includeTags(s.substring("tags+:".length()).trim().split("\\s*,\\s*")));
+            } else if (s.startsWith("tags-:")) {
+                filters.add(TagFilter.excludeTags(s.substring("tags-:".length()).trim().split("\\s*,\\s*")));
+            } else {
+                selectors.add(s.contains("#") ? DiscoverySelectors.selectMethod(s) : DiscoverySelectors.selectClass(s));
+            }
         }
-        LauncherDiscoveryRequestBuilder builder = LauncherDiscoveryRequestBuilder.request().selectors(selectors);
+        LauncherDiscoveryRequestBuilder builder =
+                LauncherDiscoveryRequestBuilder.request().selectors(selectors).filters(filters.toArray(new PostDiscoveryFilter[0]));
         // The project's own parameters (junit-platform.properties, system properties) decide first.
         ConfigurationParameters project = builder.build().getConfigurationParameters();
         boolean timeoutsOn = !project.get(MODE).map(m -> m.trim().equalsIgnoreCase("disabled")).orElse(false);

@@ -5,6 +5,8 @@
 //! library code (jars and a class outside the source roots): their discovery, reflection and
 //! reporting are never the user's findings; the test's code and the code under test are.
 
+pub mod attribution;
+
 use crate::javac;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -434,6 +436,31 @@ pub fn runner(javac_path: &Path, cache: &Path, class_path: &[PathBuf]) -> Result
     Ok(dir)
 }
 
+/// Which tests a launch runs: one class or method (`--test`), or the classes of a whole suite
+/// (`--tests`: a module's, or the reactor's), with the JUnit 5 tags (JUnit 4 categories) Surefire's
+/// `groups` and `excludedGroups` keep and leave out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    /// What the report calls the entry point (`com.acme.FooTest`, `the tests of com.acme:core`).
+    pub label: String,
+    pub selectors: Vec<String>,
+    pub include_tags: Option<String>,
+    pub exclude_tags: Option<String>,
+}
+
+impl Selection {
+    pub fn one(selector: &str) -> Selection {
+        Selection { label: selector.to_string(), selectors: vec![selector.to_string()], ..Selection::default() }
+    }
+
+    /// The runner's arguments after the outcomes file and the timeouts: tag filters, then selectors.
+    fn args(&self) -> Vec<String> {
+        let tags = [("tags+:", &self.include_tags), ("tags-:", &self.exclude_tags)];
+        let filters = tags.into_iter().filter_map(|(prefix, t)| t.as_ref().map(|t| format!("{prefix}{t}")));
+        filters.chain(self.selectors.iter().cloned()).collect()
+    }
+}
+
 /// A test made ready to run as a program: the runner is its main class, these class path
 /// entries go after the project's classes and libraries, and these are its arguments.
 pub struct TestLaunch {
@@ -465,19 +492,41 @@ impl TestLaunch {
         repositories: &[PathBuf],
         timeouts: Timeouts,
     ) -> Result<TestLaunch, JUnitError> {
-        check_selector(selector)?;
+        TestLaunch::prepare_selection(
+            &Selection::one(selector),
+            javac_path,
+            cache,
+            test_libraries,
+            repositories,
+            timeouts,
+        )
+    }
+
+    /// Prepares the tests `selection` names, as [`TestLaunch::prepare`] does one.
+    pub fn prepare_selection(
+        selection: &Selection,
+        javac_path: &Path,
+        cache: &Path,
+        test_libraries: &[PathBuf],
+        repositories: &[PathBuf],
+        timeouts: Timeouts,
+    ) -> Result<TestLaunch, JUnitError> {
+        for selector in &selection.selectors {
+            check_selector(selector)?;
+        }
         let completion = complete(test_libraries, repositories, Path::new(DEBIAN_JARS))?;
         let additions = completion.jars;
         let against: Vec<PathBuf> = test_libraries.iter().chain(&additions).cloned().collect();
         let runner_dir = runner(javac_path, cache, &against)?;
         std::fs::create_dir_all(cache)?;
         let outcomes = tempfile::Builder::new().prefix("test-outcomes-").tempfile_in(cache)?.into_temp_path();
-        let args = vec![outcomes.display().to_string(), timeouts.arg(), selector.to_string()];
+        let mut args = vec![outcomes.display().to_string(), timeouts.arg()];
+        args.extend(selection.args());
         let class_path = std::iter::once(runner_dir).chain(additions).collect();
         let notes = completion.engines;
         // Every test method runs through `Method.invoke`, whose accessors the VM keeps in bytecode
         // (see `vm::boot` and `natives::accessors`): a test may wait for its threads.
-        Ok(TestLaunch { selector: selector.to_string(), class_path, args, notes, timeouts, outcomes })
+        Ok(TestLaunch { selector: selection.label.clone(), class_path, args, notes, timeouts, outcomes })
     }
 
     /// The file the runner writes the outcomes to (a sandboxed run must be let write it).
@@ -505,6 +554,9 @@ impl TestLaunch {
         let outcomes = self.outcomes(report.run.outcome == "exited")?;
         report.tests = outcomes.tests;
         report.test_notes = outcomes.notes;
+        if let Some(tree) = &report.call_tree {
+            attribution::attribute(&mut report.findings, tree, &report.tests);
+        }
         report.run.main_class = self.selector.clone();
         report.run.args.clear();
         Ok(())

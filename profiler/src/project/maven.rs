@@ -243,6 +243,26 @@ fn list_name(id: &str) -> String {
 /// Runs Maven once for the reactor on a copy of its pom tree, in a directory of its own (runs at
 /// the same time do not share one); returns that directory, the per-module lists in `lists/`.
 fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Result<tempfile::TempDir, ProjectError> {
+    let plugin = dependency_plugin(root);
+    let (work, _) = maven_on_copy(root, cache, mvn, modules, |command, work| {
+        command
+            .args(["-q", "compile", "-Dmaven.main.skip=true", "-Dmaven.resources.skip=true"])
+            .arg(format!("{plugin}:list"))
+            .args(["-DoutputAbsoluteArtifactFilename=true", "-DoutputScope=true", "-DappendOutput=false"])
+            .arg(format!("-DoutputFile={}/lists/${{project.groupId}}__${{project.artifactId}}.list", work.display()));
+    })?;
+    Ok(work)
+}
+
+/// Runs `mvn -o -B` with `goals` on a copy of the reactor's pom tree (and `.mvn/`) in a fresh
+/// directory of the cache: the directory (the copy is its `poms/`) and Maven's output.
+fn maven_on_copy(
+    root: &Path,
+    cache: &Path,
+    mvn: &str,
+    modules: &[PathBuf],
+    goals: impl FnOnce(&mut Command, &Path),
+) -> Result<(tempfile::TempDir, String), ProjectError> {
     let io = |what: &str| {
         let what = what.to_string();
         move |source| ProjectError::Io { what, source }
@@ -250,7 +270,6 @@ fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Resul
     std::fs::create_dir_all(cache).map_err(io("creating the cache"))?;
     let work = tempfile::Builder::new().prefix("maven-").tempdir_in(cache).map_err(io("creating the cache"))?;
     let tree = work.path().join("poms");
-    let lists = work.path().join("lists");
     for rel in modules {
         let to = tree.join(rel);
         std::fs::create_dir_all(&to).map_err(io("copying the poms"))?;
@@ -259,32 +278,91 @@ fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Resul
     if root.join(".mvn").is_dir() {
         copy_dir(&root.join(".mvn"), &tree.join(".mvn")).map_err(io("copying .mvn"))?;
     }
-    let plugin = dependency_plugin(root);
     let mut command = Command::new(mvn);
     // Maven's own JVM runs for seconds: C1 alone starts it faster (2.2 s against 3.6 s measured), unless
     // the user set its options.
     if std::env::var_os("MAVEN_OPTS").is_none_or(|o| o.is_empty()) {
         command.env("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     }
-    let output = command
-        .current_dir(&tree)
-        .args(["-o", "-B", "-q", "-Dstyle.color=never", "-f"])
-        .arg(tree.join("pom.xml"))
-        .args(["compile", "-Dmaven.main.skip=true", "-Dmaven.resources.skip=true"])
-        .arg(format!("{plugin}:list"))
-        .args(["-DoutputAbsoluteArtifactFilename=true", "-DoutputScope=true", "-DappendOutput=false"])
-        .arg(format!("-DoutputFile={}/${{project.groupId}}__${{project.artifactId}}.list", lists.display()))
-        .output();
-    let output = match output {
+    command.current_dir(&tree).args(["-o", "-B", "-Dstyle.color=never", "-f"]).arg(tree.join("pom.xml"));
+    goals(&mut command, work.path());
+    let output = match command.output() {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ProjectError::NoMaven(mvn.to_string())),
         Err(e) => return Err(ProjectError::Io { what: format!("running {mvn}"), source: e }),
     };
+    let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
-        let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
         return Err(ProjectError::Maven { root: root.to_path_buf(), lines: error_lines(&text, &tree, root) });
     }
-    Ok(work)
+    Ok((work, text))
+}
+
+/// Surefire's configuration of every module, and a note when it could not be read (the tests then
+/// run with Surefire's defaults); nothing for a plain tree.
+pub fn surefire_or_defaults(
+    project: &Project,
+    cache: &Path,
+    mvn: &str,
+) -> (std::collections::BTreeMap<String, super::surefire::Surefire>, Vec<String>) {
+    if project.build != Build::Maven {
+        return Default::default();
+    }
+    match surefire(project, cache, mvn) {
+        Ok(configs) => (configs, Vec::new()),
+        Err(e) => {
+            let why = match &e {
+                ProjectError::Maven { lines, .. } => {
+                    let first = lines.first().map(String::as_str).unwrap_or_default();
+                    first.strip_prefix("[ERROR] ").unwrap_or(first).to_string()
+                }
+                other => other.to_string(),
+            };
+            let note = format!("Surefire's configuration could not be read, so the tests ran with its defaults: {why}");
+            (Default::default(), vec![note])
+        }
+    }
+}
+
+/// Surefire's configuration of every module (by `groupId:artifactId`), as Maven evaluated it
+/// ([`super::surefire`]); cached beside the class paths, under the same digest of the poms.
+pub fn surefire(
+    project: &Project,
+    cache: &Path,
+    mvn: &str,
+) -> Result<std::collections::BTreeMap<String, super::surefire::Surefire>, ProjectError> {
+    type Configs = std::collections::BTreeMap<String, super::surefire::Surefire>;
+    let root = &project.root;
+    let (poms, _) = reactor(root)?;
+    let key = digest(root, &poms, mvn);
+    let cached_file = cache.join("surefire.json");
+    if let Some(configs) = std::fs::read_to_string(&cached_file)
+        .ok()
+        .and_then(|text| serde_json::from_str::<(String, Configs)>(&text).ok())
+        .filter(|(k, _)| *k == key)
+        .map(|(_, c)| c)
+    {
+        return Ok(configs);
+    }
+    let rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
+    // The `test` phase with the tests, compiling and resources skipped: Surefire's mojo is
+    // configured (the debug log says each parameter) and skips.
+    let (work, log) = maven_on_copy(root, cache, mvn, &rels, |command, _| {
+        command.args([
+            "-X",
+            "test",
+            "-Dmaven.main.skip=true",
+            "-Dmaven.test.skip=true",
+            "-Dmaven.resources.skip=true",
+            "-Djacoco.skip=true",
+        ]);
+    })?;
+    let configs = super::surefire::parse_debug_log(&log, &work.path().join("poms"), root);
+    let _ = tempfile::NamedTempFile::new_in(cache).and_then(|mut f| {
+        std::io::Write::write_all(&mut f, serde_json::to_string(&(key, &configs)).unwrap_or_default().as_bytes())?;
+        f.persist(&cached_file).map_err(|e| e.error)
+    });
+    Ok(configs)
 }
 
 /// The dependency plugin as `groupId:artifactId:version`, the newest version the project's local

@@ -395,6 +395,8 @@ pub fn run(
             check_handles: false,
             time_slice: None,
             sandbox: Some(sandbox.clone()),
+            // A test's: the Java agents of Surefire's argLine.
+            java_agents: test_environment.iter().flat_map(|e| e.agents.iter().cloned()).collect(),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

@@ -42,6 +42,10 @@ pub struct RunConfig {
     /// What the program may change on disk: its workspace (through an overlay, or for real) and a
     /// temporary directory of its own; None: whatever its user may (see [`crate::vm::sandbox`]).
     pub sandbox: Option<crate::vm::sandbox::SandboxConfig>,
+    /// `-javaagent:JAR[=options]`: agents whose `premain` runs before the main class loads (each
+    /// jar is appended to the system class loader's search, as the JVM does; `java.class.path`
+    /// does not show it).
+    pub java_agents: Vec<String>,
 }
 
 impl RunConfig {
@@ -63,6 +67,7 @@ impl RunConfig {
             check_handles: false,
             time_slice: None,
             sandbox: None,
+            java_agents: Vec::new(),
         }
     }
 }
@@ -215,6 +220,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         check_handles: config.check_handles,
         time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
         sandbox: config.sandbox.clone(),
+        java_agents: config.java_agents.clone(),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;

@@ -486,3 +486,31 @@ fn sandbox_keeps_the_program_to_its_workspace() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--sandbox"), "{}", stderr(&o));
 }
+
+/// `-javaagent:JAR=OPTIONS` as `java` takes it: the premain runs before main with the options; a
+/// jar without a manifest fails the start as HotSpot's does (its words, status 1).
+#[test]
+fn a_java_agent_runs_its_premain_before_main() {
+    let dir = compile(&[
+        (
+            "Agent.java",
+            "public class Agent { public static void premain(String a, java.lang.instrument.Instrumentation i) { \
+             System.out.println(\"premain \" + a + \" \" + i.isRetransformClassesSupported()); } }",
+        ),
+        ("Main.java", "public class Main { public static void main(String[] a) { System.out.println(\"main\"); } }"),
+    ]);
+    let manifest = dir.path().join("manifest.txt");
+    std::fs::write(&manifest, "Premain-Class: Agent\nCan-Retransform-Classes: true\n").unwrap();
+    let jar = dir.path().join("agent.jar");
+    let made = Command::new("jar").arg("cfm").arg(&jar).arg(&manifest).arg("-C").arg(classes(&dir)).arg(".").output();
+    assert!(made.unwrap().status.success());
+    let flag = format!("-javaagent:{}=opts", jar.display());
+    let out = run_in(&classes(&dir), "Main", &[&flag]);
+    assert_eq!(stdout(&out), "premain opts true\nmain\n", "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+
+    let out = run_in(&classes(&dir), "Main", &["-javaagent:/nonexistent.jar"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("Error opening zip file or JAR manifest missing : /nonexistent.jar\n"));
+    assert_eq!(stdout(&out), "");
+}

@@ -4,8 +4,9 @@
 //! schema with findings in the modules' sources, `--fail-on` exit statuses, and the clear
 //! errors: an unknown test, a broken pom, no Maven. A pom that declares only the JUnit API
 //! (`api-only`: the engine added as Surefire adds it), JUnit 5 timeouts scaled, disabled or kept,
-//! `bloatlens run --test`, and a plain tree with separate main and test source roots
-//! (`plain-tests`).
+//! `bloatlens run --test`, a plain tree with separate main and test source roots
+//! (`plain-tests`), and Mockito's inline mock maker (`mockito-inline`: its dependencies from Maven
+//! Central, the outcomes compared with `mvn test`'s).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -388,4 +389,91 @@ fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     let stdout = text(&out.stdout);
     assert_eq!(stdout.lines().filter(|l| l.starts_with("test ")).count(), 12, "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("LedgerTest#runsInTheWorkingDirectory() passed"), "{stdout}");
+}
+
+/// The outcomes `bloatlens run --test`/`profile --test` printed (`test Class#method() passed`).
+fn printed_outcomes(stdout: &str) -> std::collections::BTreeMap<String, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("test "))
+        .filter_map(|l| {
+            let (test, rest) = l.split_once("() ")?;
+            let outcome = rest.split(|c: char| c == ':' || c.is_whitespace()).next()?;
+            Some((test.to_string(), outcome.to_string()))
+        })
+        .collect()
+}
+
+/// Mockito 5's default, inline, mock maker (`mockito-inline`): a final class mocked through
+/// `MockitoExtension`, `mockStatic`, spies on the program's objects and on a JDK list, a verification
+/// that fails — through the agent Byte Buddy attaches to the running VM, which retransforms loaded
+/// classes (the JDK's too). Its dependencies come from Maven Central: `mvn test` runs first, online,
+/// filling the local repository as a developer's build does, and then Bloatlens (offline) must give
+/// every test Surefire's outcome, under `run --test` and `profile --test`.
+#[test]
+fn mockito_inline_mocks_give_the_outcomes_of_mvn_test() {
+    let p = Project::new("mockito-inline");
+    let mvn = Command::new("mvn")
+        .args(["-B", "-q", "dependency:go-offline", "test", "-Dmaven.test.failure.ignore=true"])
+        .current_dir(p.root())
+        .output()
+        .expect("mvn runs");
+    assert!(
+        mvn.status.success(),
+        "mvn test (online, from Maven Central) failed:\n{}{}",
+        text(&mvn.stdout),
+        text(&mvn.stderr)
+    );
+    let expected: std::collections::BTreeMap<String, String> =
+        surefire_outcomes(&p.root().join("target/surefire-reports"))
+            .into_iter()
+            .map(|(class, method, status, _)| (format!("{class}#{method}"), status))
+            .collect();
+    assert_eq!(expected.len(), 10, "{expected:?}");
+    assert_eq!(expected["com.acme.pricing.CheckoutTest#aMissedVerificationFails"], "failed");
+
+    let mut ran = std::collections::BTreeMap::new();
+    for class in ["com.acme.pricing.CheckoutTest", "com.acme.pricing.SpyTest", "com.acme.pricing.AgentTest"] {
+        let out = p.run(&["--test", class]);
+        let stdout = text(&out.stdout);
+        assert!(!text(&out.stderr).contains("error"), "{class}: {}{stdout}", text(&out.stderr));
+        ran.extend(printed_outcomes(&stdout));
+    }
+    assert_eq!(ran, expected, "bloatlens run --test against mvn test");
+    assert!(
+        text(&p.run(&["--test", "com.acme.pricing.CheckoutTest#aMissedVerificationFails"]).stdout)
+            .contains("Wanted but not invoked:\nprices.priceOf(\"never asked\");"),
+        "Mockito's own message"
+    );
+
+    let out = p.profile(&["--test", "com.acme.pricing.SpyTest"]);
+    let stdout = text(&out.stdout);
+    let profiled = printed_outcomes(&stdout);
+    let spies: std::collections::BTreeMap<_, _> = expected
+        .iter()
+        .filter(|(k, _)| k.starts_with("com.acme.pricing.SpyTest#"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(profiled, spies, "bloatlens profile --test against mvn test:\n{stdout}{}", text(&out.stderr));
+
+    // Mockito's documented setup for JDK 21+: its jar as a Java agent in Surefire's argLine. The
+    // premain runs before the tests (AgentTest sees its instrumentation) and nothing changes.
+    let pom = p.root().join("pom.xml");
+    let with_agent = std::fs::read_to_string(&pom).unwrap().replace(
+        "<version>3.2.5</version>",
+        "<version>3.2.5</version>\n        <configuration><argLine>-javaagent:${settings.localRepository}/org/mockito/\
+         mockito-core/5.14.2/mockito-core-5.14.2.jar -Dpricing.premain=true</argLine></configuration>",
+    );
+    std::fs::write(&pom, with_agent).unwrap();
+    let mut ran = std::collections::BTreeMap::new();
+    for class in ["com.acme.pricing.AgentTest", "com.acme.pricing.CheckoutTest"] {
+        let out = p.run(&["--test", class]);
+        ran.extend(printed_outcomes(&text(&out.stdout)));
+    }
+    let wanted: std::collections::BTreeMap<_, _> = expected
+        .iter()
+        .filter(|(k, _)| !k.starts_with("com.acme.pricing.SpyTest#"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    assert_eq!(ran, wanted, "with Mockito's agent in the argLine");
 }

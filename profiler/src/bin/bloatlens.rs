@@ -296,6 +296,10 @@ struct ProgramEnv {
     /// workspace).
     #[arg(long, value_name = "WHERE", default_value = "overlay", requires = "sandbox")]
     sandbox_writes: WorkspaceWrites,
+    /// A Java agent, as `java -javaagent:JAR[=OPTIONS]` loads it (`-javaagent:…` works too): its
+    /// jar joins the class path and its `premain` runs before the main class loads; repeatable.
+    #[arg(long = "javaagent", value_name = "JAR[=OPTIONS]")]
+    java_agents: Vec<String>,
 }
 
 impl ProgramEnv {
@@ -508,6 +512,10 @@ fn java_style_flags(argv: Vec<OsString>) -> Vec<OsString> {
                 out.push("--property".into());
                 out.push(OsStr::from_bytes(define).to_os_string());
             }
+            [b'-', b'j', b'a', b'v', b'a', b'a', b'g', b'e', b'n', b't', b':', agent @ ..] => {
+                out.push("--javaagent".into());
+                out.push(OsStr::from_bytes(agent).to_os_string());
+            }
             [b'-', _, ..] => {
                 let value = !bytes.contains(&b'=') && arg.to_str().is_some_and(takes_value);
                 out.push(arg);
@@ -599,6 +607,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         check_handles: a.program.check_handles,
         time_slice: None,
         sandbox: None,
+        java_agents: a.program.java_agents.clone(),
     };
     // A test: the project (the positional, default `.`) compiled, the test run through the JUnit
     // runner with nothing observed, its outcomes printed after the run.
@@ -813,6 +822,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             check_handles: a.program.check_handles,
             time_slice: None,
             sandbox: a.program.sandbox(project_dir.as_deref(), test_launch.as_ref().map(TestLaunch::outcomes_path))?,
+            java_agents: a.program.java_agents.clone(),
         },
         analyses,
         settings,
@@ -982,7 +992,7 @@ struct Prepared {
 }
 
 /// A test run's environment from Surefire's configuration, under the user's own: their `-D`,
-/// `--env` and `--cwd` win.
+/// `--env` and `--cwd` win; the argLine's Java agents load with theirs.
 fn with_test_environment(config: &mut RunConfig, environment: TestEnvironment, program: &ProgramEnv) {
     let unset = |mine: &[(String, String)], k: &str| !mine.iter().any(|(known, _)| known == k);
     let properties = environment.properties.into_iter().filter(|(k, _)| unset(&program.properties, k));
@@ -990,6 +1000,9 @@ fn with_test_environment(config: &mut RunConfig, environment: TestEnvironment, p
     let env = environment.env.into_iter().filter(|(k, _)| unset(&program.env, k));
     config.env = env.chain(program.env.iter().cloned()).collect();
     config.cwd = program.cwd.clone().or(environment.cwd);
+    // The argLine's `-javaagent`s load before the user's own, each once.
+    let agents = environment.agents.into_iter().filter(|a| !program.java_agents.contains(a));
+    config.java_agents = agents.chain(program.java_agents.iter().cloned()).collect();
 }
 
 /// Opens the project at `target` (a Maven reactor, or a plain tree with `lib/*.jar`), compiles its

@@ -79,7 +79,7 @@ pub struct TestEnvironment {
     pub properties: Vec<(String, String)>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
-    /// `-javaagent:` options of the `argLine`.
+    /// `-javaagent:` options of the `argLine`: loaded as `java` loads them (`RunConfig::java_agents`).
     pub agents: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -125,13 +125,7 @@ impl TestEnvironment {
             return TestEnvironment::default();
         }
         let each = modules.iter().map(|m| TestEnvironment::of(&m.dir, configs.get(&m.id))).collect();
-        let mut environment = TestEnvironment::merged(&project.root, each);
-        for agent in &environment.agents {
-            environment.notes.push(format!(
-                "Surefire's argLine loads the Java agent {agent}: not loaded under the VM (java.lang.instrument is not supported yet)"
-            ));
-        }
-        environment
+        TestEnvironment::merged(&project.root, each)
     }
 
     /// The environment of several modules' tests under one VM: the first module's value of each

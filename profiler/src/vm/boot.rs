@@ -151,6 +151,9 @@ impl<T: Tracker> Vm<T> {
     /// and gives status 1.
     pub fn run_main(&mut self, t: &mut JThread, main_class: &str, args: &[String]) -> Outcome {
         // As the launcher: Class.forName(name, false, ClassLoader.getSystemClassLoader()).
+        if let Err(outcome) = self.run_premains(t) {
+            return self.finish(outcome);
+        }
         let internal = main_class.replace('.', "/");
         let loader = self.system_loader;
         self.nesting += 1;

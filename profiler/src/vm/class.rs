@@ -168,6 +168,18 @@ pub struct Class {
     pub nest_host: Option<ClassId>,
     /// Whether the bytecode verifier has yet to pass this class (see `verification.rs`).
     pub verification: Cell<Verification>,
+    /// The class file's bytes as a Java class loader defined it, or as JVMTI keeps them for
+    /// retransformation once `cached` (after the transformers that cannot retransform). None for
+    /// the boot loader's classes of the JDK image (read again from the image) and classes the VM
+    /// generates.
+    pub class_bytes: Option<Rc<[u8]>>,
+    /// Whether `class_bytes` are HotSpot's cached class file: taken when the class was defined,
+    /// redefined or retransformed while a retransformation-capable transformer was registered,
+    /// and kept from then on (every retransformation starts from them).
+    pub cached: bool,
+    /// The bytes the class runs now, when they differ from `class_bytes` (transformed or
+    /// redefined since).
+    pub current_bytes: Option<Rc<[u8]>>,
 }
 
 /// Where a class stands with the bytecode verifier.
@@ -228,6 +240,9 @@ pub struct Method {
     pub caller_sensitive: bool,
     pub code: OnceCell<Rc<Code>>,
     pub vindex: Option<u32>,
+    /// An obsolete method (its class was redefined while a frame ran it): the class file its
+    /// code came from, whose constant pool that code names. None for every current method.
+    pub obsolete: Option<Rc<ClassFile>>,
 }
 
 impl Method {

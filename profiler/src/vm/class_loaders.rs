@@ -59,6 +59,9 @@ impl<T: Tracker> Vm<T> {
     /// for that loader. Arrays are made from their element class.
     pub fn ask_loader(&mut self, t: &mut JThread, loader: Ref, name: &str) -> VmResult<ClassId> {
         if loader == 0 {
+            if let Some(c) = self.load_boot_class_for_java(t, name)? {
+                return Ok(c);
+            }
             return match self.load_class(name) {
                 Ok(c) => Ok(c),
                 Err(LoadError::NotFound(n)) => {
@@ -133,6 +136,19 @@ impl<T: Tracker> Vm<T> {
     /// HotSpot's errors as Java exceptions: ClassFormatError, UnsupportedClassVersionError,
     /// NoClassDefFoundError (wrong name), LinkageError (defined twice), and the supertype checks.
     pub fn define_from_bytes(&mut self, t: &mut JThread, bytes: &[u8], d: Definition) -> VmResult<ClassId> {
+        // `java.lang.instrument`'s transformers see every class defined but hidden ones.
+        let transformed;
+        let (source, bytes) = if !d.hidden && self.agents.transforming() {
+            let name = match d.name {
+                Some(n) => n.to_string(),
+                None => classfile::parse(bytes).map(|f| f.this_class.to_string()).unwrap_or_default(),
+            };
+            transformed =
+                self.transform_class_file(t, d.loader, &name, None, d.protection_domain, bytes.to_vec(), false)?;
+            (&transformed.0[..], &transformed.1[..])
+        } else {
+            (bytes, bytes)
+        };
         let shown = d.name.unwrap_or("").replace('/', ".");
         let file = match classfile::parse(bytes) {
             Ok(f) => f,
@@ -177,6 +193,10 @@ impl<T: Tracker> Vm<T> {
         let verify = d.loader != 0 && !matches!(d.origin, Origin::Module(_));
         let id = self.define_in(t, d.loader, file, d.origin, d.hidden)?;
         self.classes[id as usize].protection_domain = d.protection_domain;
+        if !d.hidden {
+            // What a retransformation starts from.
+            self.keep_class_bytes(id, source.to_vec(), bytes.to_vec());
+        }
         if verify && !self.is_reflection_accessor(id) {
             self.classes[id as usize].verification.set(Verification::Pending);
         }
@@ -403,6 +423,11 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// The class loader the launcher uses (`ClassLoader.getSystemClassLoader()`), 0 before phase 3.
+    /// The classes `loader` is the defining or initiating loader of (0: the boot loader).
+    pub(super) fn initiated_by(&self, loader: Ref) -> Vec<ClassId> {
+        self.namespaces.get(&loader).map(|ns| ns.values().copied().collect()).unwrap_or_default()
+    }
+
     pub fn system_loader(&self) -> Ref {
         self.system_loader
     }

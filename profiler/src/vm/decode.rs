@@ -17,6 +17,17 @@ pub struct Code {
     pub lookup_switches: Box<[LookupSwitch]>,
     pub max_locals: u16,
     pub max_stack: u16,
+    /// Set when the method's class was redefined while this code ran (HotSpot's obsolete
+    /// methods): the constant pool its unquickened ops and handlers still name.
+    pub obsolete: std::cell::OnceCell<std::rc::Rc<Obsolete>>,
+}
+
+/// The constant pool of code whose class was redefined while it ran, with its own resolved
+/// class references (the class's new pool numbers its entries differently).
+#[derive(Debug)]
+pub struct Obsolete {
+    pub file: std::rc::Rc<classfile::ClassFile>,
+    pub class_refs: Box<[Cell<u32>]>,
 }
 
 #[derive(Debug, Clone)]
@@ -248,7 +259,8 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
             0xa5 => Op::IfAcmpeq(branch()?),
             0xa6 => Op::IfAcmpne(branch()?),
             0xa7 => Op::Goto(branch()?),
-            0xa8 | 0xa9 => Op::Unsupported(opcode),
+            0xa8 => Op::Jsr(branch()?),
+            0xa9 => Op::Ret(u1()? as u16),
             0xaa => {
                 let p = (pc + 4) & !3;
                 let default = target(pc, b.i4(p)? as i64)?;
@@ -303,6 +315,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
                     0x36 | 0x38 | 0x3a => Op::Store(idx),
                     0x37 | 0x39 => Op::Store2(idx),
                     0x84 => Op::Iinc(idx, b.u2(pc + 4)? as i16 as i32),
+                    0xa9 => Op::Ret(idx),
                     _ => Op::Unsupported(inner),
                 }
             }
@@ -310,6 +323,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
             0xc6 => Op::IfNull(branch()?),
             0xc7 => Op::IfNonNull(branch()?),
             0xc8 => Op::Goto(target(pc, b.i4(pc + 1)? as i64)?),
+            0xc9 => Op::Jsr(target(pc, b.i4(pc + 1)? as i64)?),
             _ => Op::Unsupported(opcode),
         };
         ops.push(op);
@@ -344,5 +358,6 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
         lookup_switches: lookup_switches.into(),
         max_locals: code.max_locals,
         max_stack: code.max_stack,
+        obsolete: Default::default(),
     })
 }

@@ -79,9 +79,13 @@ impl<T: Tracker> Vm<T> {
             }};
         }
         match op {
-            Op::AconstNull | Op::Iconst(_) | Op::Lconst(_) | Op::Fconst(_) | Op::Dconst(_) | Op::LdcRef(_) => {
-                tr.flow_const(site, sp)
-            }
+            Op::AconstNull
+            | Op::Iconst(_)
+            | Op::Lconst(_)
+            | Op::Fconst(_)
+            | Op::Dconst(_)
+            | Op::LdcRef(_)
+            | Op::Jsr(_) => tr.flow_const(site, sp),
             Op::Load(n) | Op::Load2(n) => tr.flow_move(site, lp + n as usize, sp),
             Op::Store(n) => tr.flow_move(site, sp - 1, lp + n as usize),
             Op::Store2(n) => tr.flow_move(site, sp - 2, lp + n as usize),

@@ -317,7 +317,8 @@ impl<T: Tracker> Vm<T> {
             return maps.clone();
         }
         let method = &self.methods[m as usize];
-        let cp = self.classes[method.class as usize].file.clone();
+        // An obsolete method's code names its old constant pool.
+        let cp = method.obsolete.clone().or_else(|| self.classes[method.class as usize].file.clone());
         let maps = match (&method.raw, cp) {
             (Some(code), Some(file)) => {
                 super::refmap::compute(code, &file.constant_pool, &method.descriptor, method.is_static())

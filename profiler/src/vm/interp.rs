@@ -1090,10 +1090,18 @@ impl<T: Tracker> Vm<T> {
                                 }
                             }
 
+                            Op::Jsr(tg) => {
+                                push!(pc as u64);
+                                branch!(true, tg)
+                            }
+                            Op::Ret(n) => {
+                                let target = t.stack[lp + n as usize] as usize;
+                                branch!(true, target)
+                            }
                             Op::Unsupported(opcode) => {
                                 sync!();
                                 fault!(Fault::Fatal(VmError::Unsupported(format!(
-                                    "opcode {opcode:#04x} (jsr/ret) in {}",
+                                    "opcode {opcode:#04x} in {}",
                                     self.method_name(mid)
                                 ))))
                             }

@@ -61,7 +61,15 @@ impl<T: Tracker> Vm<T> {
         }
         let (bytes, origin) = match self.image.find(name).map_err(VmError::from)? {
             Some(found) => found,
-            None => return Err(LoadError::NotFound(name.to_string())),
+            // The jars appended to the boot loader's search (`java.lang.instrument`).
+            None => match self.agents.find_boot_appended(name) {
+                Some((bytes, jar)) => {
+                    let id = self.define_class(name, &bytes, Origin::Jar(jar))?;
+                    self.classes[id as usize].class_bytes = Some(Rc::from(bytes));
+                    return Ok(id);
+                }
+                None => return Err(LoadError::NotFound(name.to_string())),
+            },
         };
         if let Origin::Module(m) = &origin {
             if !self.is_boot_module(m) {
@@ -73,6 +81,9 @@ impl<T: Tracker> Vm<T> {
 
     /// Loads a class through the boot loader, turning "not found" into a thrown NoClassDefFoundError.
     pub fn load_or_throw(&mut self, t: &mut JThread, name: &str) -> VmResult<ClassId> {
+        if let Some(c) = self.load_boot_class_for_java(t, name)? {
+            return Ok(c);
+        }
         match self.load_class(name) {
             Ok(id) => Ok(id),
             Err(LoadError::NotFound(n)) => Err(self.throw_new(t, "java/lang/NoClassDefFoundError", Some(&n))),
@@ -216,6 +227,7 @@ impl<T: Tracker> Vm<T> {
                 caller_sensitive: m.caller_sensitive,
                 code: OnceCell::new(),
                 vindex: None,
+                obsolete: None,
             });
             methods.push(mid);
         }
@@ -264,6 +276,9 @@ impl<T: Tracker> Vm<T> {
             hidden: false,
             nest_host: None,
             verification: Cell::new(Verification::Trusted),
+            class_bytes: None,
+            cached: false,
+            current_bytes: None,
         });
         id
     }
@@ -429,6 +444,9 @@ impl<T: Tracker> Vm<T> {
             hidden: false,
             nest_host: None,
             verification: Cell::new(Verification::Trusted),
+            class_bytes: None,
+            cached: false,
+            current_bytes: None,
         };
         self.classes.push(class);
         self.register_name(loader, &name, id);
@@ -465,6 +483,9 @@ impl<T: Tracker> Vm<T> {
                 hidden: false,
                 nest_host: None,
                 verification: Cell::new(Verification::Trusted),
+                class_bytes: None,
+                cached: false,
+                current_bytes: None,
             });
             self.register_name(0, name, id);
         }

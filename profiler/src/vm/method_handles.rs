@@ -217,7 +217,7 @@ impl<T: Tracker> Vm<T> {
             }
             Some(Constant::MethodHandle { kind, reference }) => {
                 let r = cp.member_ref(*reference).map_err(bad)?;
-                let defc = self.resolve_class_member_owner(t, owner, *reference)?;
+                let defc = self.resolve_class_member_owner(t, owner, None, *reference)?;
                 let defc = self.mirror(defc);
                 let ty = if (*kind as u32) < REF_INVOKE_VIRTUAL {
                     let c = self.type_mirror(t, owner, &r.descriptor)?;

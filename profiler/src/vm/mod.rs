@@ -11,6 +11,7 @@ mod flow;
 mod gc;
 pub mod heap;
 mod indy;
+mod instrument;
 mod interp;
 mod loader;
 mod method_handles;
@@ -101,6 +102,9 @@ pub struct Options {
     pub time_slice: u64,
     /// What the program may change on disk (None: whatever its user may; see [`sandbox`]).
     pub sandbox: Option<sandbox::SandboxConfig>,
+    /// `-javaagent:JAR[=options]`s, in order: their `premain`s run before the main class loads,
+    /// their jars appended to the system class loader's search.
+    pub java_agents: Vec<String>,
 }
 
 /// What a program's `System.in` reads.
@@ -411,6 +415,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     generated_classes: u32,
     /// Where the program has been lately (sampled at budget checks).
     whereabouts: whereabouts::Samples,
+    /// `java.lang.instrument` agents and the boot loader's appended jars.
+    agents: instrument::Agents,
 }
 
 impl<T: Tracker> Vm<T> {
@@ -485,6 +491,7 @@ impl<T: Tracker> Vm<T> {
             sandbox: None,
             inflaters: natives::Inflaters::default(),
             memory_beans: natives::MemoryBeans::default(),
+            agents: Default::default(),
         };
         if let Some(config) = &vm.opts.sandbox {
             let sandbox = sandbox::Sandbox::new(config, &vm.working_dir()).map_err(|e| {

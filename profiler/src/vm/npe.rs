@@ -262,7 +262,7 @@ impl<T: Tracker> Vm<T> {
         let &(m, bci) = self.decode_backtrace(backtrace).first()?;
         let method = &self.methods[m as usize];
         let code = method.raw.as_ref()?;
-        let file = self.classes[method.class as usize].file.clone()?;
+        let file = method.obsolete.clone().or_else(|| self.classes[method.class as usize].file.clone())?;
         let cp = &file.constant_pool;
         let b = &code.bytecode;
         let pc = bci as usize;

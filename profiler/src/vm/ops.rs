@@ -263,7 +263,13 @@ pub enum Op {
         slot: u32,
     },
 
-    /// An opcode this VM does not run (`jsr`/`ret` from pre-Java-6 class files), with the opcode.
+    /// `jsr`/`jsr_w` (class files before version 50: `finally` as a subroutine): pushes the
+    /// return address (the next op's index) and jumps.
+    Jsr(Target),
+    /// `ret`: jumps to the return address in a local.
+    Ret(Local),
+
+    /// An opcode this VM does not run, with the opcode.
     Unsupported(u8),
 }
 

@@ -28,6 +28,21 @@ impl RefMaps {
     }
 }
 
+/// Whether the code holds a `jsr` or `jsr_w`.
+fn has_subroutines(b: &[u8]) -> bool {
+    let mut pc = 0;
+    while pc < b.len() {
+        if matches!(b[pc], 0xa8 | 0xc9) {
+            return true;
+        }
+        match crate::vm::decode::instruction_length(b, pc) {
+            Ok(n) => pc += n,
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
 fn push_kind(stack: &mut Vec<bool>, k: Kind) {
     match k {
         Kind::Void => {}
@@ -48,6 +63,11 @@ fn pop(stack: &mut Vec<bool>, n: usize) {
 pub fn compute(code: &Code, cp: &ConstantPool, descriptor: &str, is_static: bool) -> RefMaps {
     let b = &code.bytecode;
     let max_locals = code.max_locals as usize;
+    // Subroutines (`jsr`/`ret`, class files before version 50) are not followed: such a method
+    // has no maps, and the collector scans its frames conservatively.
+    if has_subroutines(b) {
+        return RefMaps { max_locals, at: vec![None; b.len()] };
+    }
     let mut entry = State { locals: vec![false; max_locals], stack: Vec::new() };
     let mut slot = 0;
     if !is_static {

@@ -3,13 +3,14 @@
 //! exception handlers, and allocating arrays with the heap cap checked.
 
 use super::class::{ClassId, ClassKind, Elem, InitState, MethodId};
-use super::decode::Code;
+use super::decode::{Code, Obsolete};
 use super::heap::{ObjData, Ref};
 use super::loader::LoadError;
 use super::ops::Op;
 use super::{Fault, Frame, JThread, Tracker, Vm, VmError, VmResult};
 use crate::classfile::descriptor::Kind;
 use crate::classfile::{access, Constant};
+use std::cell::Cell;
 use std::rc::Rc;
 
 impl<T: Tracker> Vm<T> {
@@ -37,7 +38,13 @@ impl<T: Tracker> Vm<T> {
     /// quickened op into the code when that is final, and returns the op to run now.
     pub(super) fn quicken(&mut self, t: &mut JThread, m: MethodId, code: &Rc<Code>, at: usize, op: Op) -> VmResult<Op> {
         let owner = self.methods[m as usize].class;
-        let file = self.classes[owner as usize].file.clone().expect("code belongs to loaded classes");
+        // Code whose class was redefined while it ran names its own (the old) constant pool.
+        let obsolete = code.obsolete.get().cloned();
+        let ob = obsolete.as_ref();
+        let file = match ob {
+            Some(o) => o.file.clone(),
+            None => self.classes[owner as usize].file.clone().expect("code belongs to loaded classes"),
+        };
         let cp = &file.constant_pool;
         let bad = |e: String| Fault::Fatal(VmError::Internal(format!("constant pool: {e}")));
         let mut permanent = true;
@@ -50,11 +57,11 @@ impl<T: Tracker> Vm<T> {
                     Op::LdcRef(self.intern_utf16(units.into()))
                 }
                 Some(Constant::Class { .. }) => {
-                    let c = self.resolve_class_in(t, owner, i)?;
+                    let c = self.resolve_class_of(t, owner, ob, i)?;
                     Op::LdcRef(self.mirror(c))
                 }
                 Some(Constant::MethodType { .. } | Constant::MethodHandle { .. } | Constant::Dynamic { .. }) => {
-                    match self.linked_constant(t, owner, i)? {
+                    match self.with_pool_of(owner, ob, |vm| vm.linked_constant(t, owner, i))? {
                         (v, Kind::Reference) => Op::LdcRef(v as Ref),
                         (v, Kind::Float) => Op::Fconst(f32::from_bits(v as u32)),
                         (v, _) => Op::Iconst(v as i32),
@@ -65,15 +72,17 @@ impl<T: Tracker> Vm<T> {
             Op::Ldc2Cp(i) => match cp.get(i) {
                 Some(Constant::Long(v)) => Op::Lconst(*v),
                 Some(Constant::Double(v)) => Op::Dconst(*v),
-                Some(Constant::Dynamic { .. }) => match self.linked_constant(t, owner, i)? {
-                    (v, Kind::Double) => Op::Dconst(f64::from_bits(v)),
-                    (v, _) => Op::Lconst(v as i64),
-                },
+                Some(Constant::Dynamic { .. }) => {
+                    match self.with_pool_of(owner, ob, |vm| vm.linked_constant(t, owner, i))? {
+                        (v, Kind::Double) => Op::Dconst(f64::from_bits(v)),
+                        (v, _) => Op::Lconst(v as i64),
+                    }
+                }
                 other => return Err(bad(format!("ldc2_w of {other:?}"))),
             },
             Op::GetStaticCp(i) | Op::PutStaticCp(i) | Op::GetFieldCp(i) | Op::PutFieldCp(i) => {
                 let r = cp.member_ref(i).map_err(bad)?;
-                let class = self.resolve_class_member_owner(t, owner, i)?;
+                let class = self.resolve_class_member_owner(t, owner, ob, i)?;
                 let Some((decl, field)) = self.find_field(class, &r.name, &r.descriptor) else {
                     return Err(self.throw_new(t, "java/lang/NoSuchFieldError", Some(&r.name)));
                 };
@@ -112,14 +121,14 @@ impl<T: Tracker> Vm<T> {
             }
             Op::InvokeStaticCp(i) | Op::InvokeSpecialCp(i) | Op::InvokeVirtualCp(i) | Op::InvokeInterfaceCp(i) => {
                 let r = cp.member_ref(i).map_err(bad)?;
-                let class = self.resolve_class_member_owner(t, owner, i)?;
+                let class = self.resolve_class_member_owner(t, owner, ob, i)?;
                 // Signature-polymorphic methods are declared `(Object...)`: link by name.
                 if self.signature_polymorphic(class, &r.name).is_some() {
                     let quick = if &*self.classes[class as usize].name == "java/lang/invoke/VarHandle" {
                         super::varhandle::link(&r.name, &r.descriptor)
                             .ok_or_else(|| VmError::Unsupported(format!("VarHandle.{}{}", r.name, r.descriptor)))?
                     } else {
-                        self.link_polymorphic(t, owner, &r.name, &r.descriptor)?
+                        self.with_pool_of(owner, ob, |vm| vm.link_polymorphic(t, owner, &r.name, &r.descriptor))?
                     };
                     code.ops[at].set(quick);
                     return Ok(quick);
@@ -188,7 +197,7 @@ impl<T: Tracker> Vm<T> {
                 }
             }
             Op::NewCp(i) => {
-                let c = self.resolve_class_in(t, owner, i)?;
+                let c = self.resolve_class_of(t, owner, ob, i)?;
                 let cl = &self.classes[c as usize];
                 if cl.access & (access::ABSTRACT | access::INTERFACE) != 0 {
                     let name = cl.java_name();
@@ -199,12 +208,12 @@ impl<T: Tracker> Vm<T> {
                 Op::New(c)
             }
             Op::ANewArrayCp(i) => {
-                let c = self.resolve_class_in(t, owner, i)?;
+                let c = self.resolve_class_of(t, owner, ob, i)?;
                 Op::ANewArray(self.array_class_or_throw(t, c)?)
             }
-            Op::InvokeDynamicCp(i) => self.link_call_site(t, owner, i)?,
-            Op::CheckCastCp(i) => Op::CheckCast(self.resolve_class_in(t, owner, i)?),
-            Op::InstanceOfCp(i) => Op::InstanceOf(self.resolve_class_in(t, owner, i)?),
+            Op::InvokeDynamicCp(i) => self.with_pool_of(owner, ob, |vm| vm.link_call_site(t, owner, i))?,
+            Op::CheckCastCp(i) => Op::CheckCast(self.resolve_class_of(t, owner, ob, i)?),
+            Op::InstanceOfCp(i) => Op::InstanceOf(self.resolve_class_of(t, owner, ob, i)?),
             other => return Ok(other),
         };
         if permanent {
@@ -230,9 +239,13 @@ impl<T: Tracker> Vm<T> {
         &mut self,
         t: &mut JThread,
         owner: ClassId,
+        obsolete: Option<&Rc<Obsolete>>,
         member_cp: u16,
     ) -> VmResult<ClassId> {
-        let file = self.classes[owner as usize].file.clone().expect("loaded class");
+        let file = match obsolete {
+            Some(o) => o.file.clone(),
+            None => self.classes[owner as usize].file.clone().expect("loaded class"),
+        };
         let class_index = match file.constant_pool.get(member_cp) {
             Some(
                 Constant::FieldRef { class, .. }
@@ -241,7 +254,59 @@ impl<T: Tracker> Vm<T> {
             ) => *class,
             _ => return Err(Fault::Fatal(VmError::Internal("member reference expected".into()))),
         };
-        self.resolve_class_in(t, owner, class_index)
+        self.resolve_class_of(t, owner, obsolete, class_index)
+    }
+
+    /// Runs `f` (linking a call site or a constant of `owner`'s code) against the old constant pool
+    /// of obsolete code: the class's pool, resolved classes and linked constants are the old
+    /// ones meanwhile, and what `f` linked of the old pool is not kept for the new one. (Code of
+    /// the class that a bootstrap method runs meanwhile would quicken against the old pool: the
+    /// VM links lambdas, string concatenation and records itself, without such code.)
+    pub(super) fn with_pool_of<R>(
+        &mut self,
+        owner: ClassId,
+        obsolete: Option<&Rc<Obsolete>>,
+        f: impl FnOnce(&mut Self) -> R,
+    ) -> R {
+        let Some(o) = obsolete else { return f(self) };
+        let class = &mut self.classes[owner as usize];
+        let file = class.file.replace(o.file.clone());
+        let refs = std::mem::replace(&mut class.class_refs, o.class_refs.iter().map(|c| Cell::new(c.get())).collect());
+        let linked: Vec<_> =
+            self.linked_constants.iter().filter(|(k, _)| k.0 == owner).map(|(k, v)| (*k, *v)).collect();
+        self.linked_constants.retain(|k, _| k.0 != owner);
+        let r = f(self);
+        self.linked_constants.retain(|k, _| k.0 != owner);
+        self.linked_constants.extend(linked);
+        let class = &mut self.classes[owner as usize];
+        for (kept, now) in o.class_refs.iter().zip(class.class_refs.iter()) {
+            kept.set(now.get());
+        }
+        class.file = file;
+        class.class_refs = refs;
+        r
+    }
+
+    /// Resolves a Class constant of code of `owner`: of its current constant pool, or of the old
+    /// one an obsolete method's code names (cached in that code's own table).
+    pub(super) fn resolve_class_of(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        obsolete: Option<&Rc<Obsolete>>,
+        cp: u16,
+    ) -> VmResult<ClassId> {
+        let Some(o) = obsolete else { return self.resolve_class_in(t, owner, cp) };
+        if let Some(c) = o.class_refs.get(cp as usize).map(|c| c.get()).filter(|&c| c != ClassId::MAX) {
+            return Ok(c);
+        }
+        let name = o.file.constant_pool.class_name(cp).map_err(|e| VmError::Internal(e.to_string()))?.clone();
+        let loader = self.classes[owner as usize].loader;
+        let id = self.load_from(t, loader, &name)?;
+        if let Some(c) = o.class_refs.get(cp as usize) {
+            c.set(id);
+        }
+        Ok(id)
     }
 
     pub(super) fn pretty_method(&self, class: &str, name: &str, descriptor: &str) -> String {
@@ -352,7 +417,8 @@ impl<T: Tracker> Vm<T> {
             }
             // Resolving a catch type may run a class loader's Java code, which allocates and can
             // collect, while the exception in flight is in no frame: pin it meanwhile.
-            let catch = match self.pinning(&[exception], |vm| vm.resolve_class_in(t, owner, h.catch_type)) {
+            let obsolete = f.code.obsolete.get();
+            let catch = match self.pinning(&[exception], |vm| vm.resolve_class_of(t, owner, obsolete, h.catch_type)) {
                 Ok(c) => c,
                 Err(Fault::Exception(_)) => continue,
                 Err(other) => return Err(other),

@@ -98,14 +98,60 @@ fn first_line(s: &str) -> String {
     s.lines().next().unwrap_or("").to_string()
 }
 
-fn hotspot(jdk: &Jdk, class_path: &str, args: &[String]) -> Result<Printed, Failed> {
-    let out = Command::new(&jdk.java)
-        .args(["-Xshare:auto", "-XX:+UseSerialGC", "-cp"])
-        .arg(class_path)
-        .arg("Main")
-        .args(args)
+/// What a program runs with besides its class path and arguments: `-D` properties
+/// (`properties.txt`, `key=value` lines) and a Java agent built from its classes (`agent.txt`).
+#[derive(Default)]
+struct Launch {
+    properties: Vec<(String, String)>,
+    /// `-javaagent:JAR[=options]`.
+    java_agent: Option<String>,
+}
+
+/// A program's agent jar, when it has an `agent.txt`: the manifest's lines (`Premain-Class: …`,
+/// `Agent-Class: …`, `Can-Retransform-Classes: true` …) and, in a line `javaagent: OPTIONS`, that
+/// the JVM starts with `-javaagent:agent.jar=OPTIONS` (without it the program attaches the jar
+/// itself). The jar holds all the program's classes; its path is the property `agent.jar`.
+fn agent_jar(jdk: &Jdk, src: &Path, classes: &Path, out: &Path) -> Result<Option<(PathBuf, Option<String>)>, Failed> {
+    let spec = lines(src, "agent.txt");
+    if spec.is_empty() {
+        return Ok(None);
+    }
+    let (options, manifest): (Vec<&String>, Vec<&String>) = spec.iter().partition(|l| l.starts_with("javaagent:"));
+    let manifest_file = out.join("agent-manifest.txt");
+    let text: String = manifest.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&manifest_file, text).map_err(|e| e.to_string())?;
+    let jar_tool =
+        jdk.javac.parent().filter(|p| !p.as_os_str().is_empty()).map_or(PathBuf::from("jar"), |p| p.join("jar"));
+    let jar = out.join("agent.jar");
+    let made = Command::new(jar_tool)
+        .arg("cfm")
+        .arg(&jar)
+        .arg(&manifest_file)
+        .arg("-C")
+        .arg(classes)
+        .arg(".")
         .output()
-        .map_err(|e| format!("cannot run java: {e}"))?;
+        .map_err(|e| format!("cannot run jar: {e}"))?;
+    if !made.status.success() {
+        return Err(format!("jar failed:\n{}", String::from_utf8_lossy(&made.stderr)).into());
+    }
+    let options = options.first().map(|l| l["javaagent:".len()..].trim().to_string());
+    Ok(Some((jar, options)))
+}
+
+fn hotspot(jdk: &Jdk, class_path: &str, args: &[String], launch: &Launch) -> Result<Printed, Failed> {
+    let mut java = Command::new(&jdk.java);
+    // CDS warns on stderr when an agent appends to the boot class path: agents run without it.
+    java.arg(if launch.java_agent.is_some() { "-Xshare:off" } else { "-Xshare:auto" });
+    java.arg("-XX:+UseSerialGC");
+    if let Some(agent) = &launch.java_agent {
+        java.arg(format!("-javaagent:{agent}"));
+    }
+    for (k, v) in &launch.properties {
+        java.arg(format!("-D{k}={v}"));
+    }
+    let out =
+        java.arg("-cp").arg(class_path).arg("Main").args(args).output().map_err(|e| format!("cannot run java: {e}"))?;
     Ok(Printed {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr_first: first_line(&String::from_utf8_lossy(&out.stderr)),
@@ -143,8 +189,20 @@ pub fn compile_and_run_hotspot(jdk: &Jdk, p: &Program) -> Result<Compiled, Faile
         .chain(p.class_path.iter().cloned())
         .collect::<Vec<_>>()
         .join(":");
-    let expected = hotspot(jdk, &class_path, &p.args)?;
+    let mut launch = Launch::default();
+    for line in lines(&p.dir, "properties.txt") {
+        let (k, v) = line.split_once('=').unwrap_or((line.as_str(), ""));
+        launch.properties.push((k.to_string(), v.to_string()));
+    }
+    if let Some((jar, options)) = agent_jar(jdk, &p.dir, &classes, tmp.path())? {
+        let jar = jar.display().to_string();
+        launch.properties.push(("agent.jar".into(), jar.clone()));
+        launch.java_agent = options.map(|o| if o.is_empty() { jar.clone() } else { format!("{jar}={o}") });
+    }
+    let expected = hotspot(jdk, &class_path, &p.args, &launch)?;
     let mut config = RunConfig::new(class_path, "Main");
+    config.properties = launch.properties;
+    config.java_agents = launch.java_agent.into_iter().collect();
     config.jdk = jdk.home.clone();
     config.args = p.args.clone();
     config.capture = true;

@@ -97,8 +97,12 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let array = vm.load_or_throw(t, "[Ljava/lang/Class;")?;
         Ok(vm.heap.alloc(array, ObjData::Refs(mirrors.into())) as u64)
     });
-    reg.add(CL, "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, _, a| {
+    reg.add(CL, "findBootstrapClass", "(Ljava/lang/String;)Ljava/lang/Class;", |vm, t, a| {
         let name = vm.rust_string(a[0] as Ref).replace('.', "/");
+        // Through `java.lang.instrument`'s transformers when an agent has some.
+        if let Some(c) = vm.load_boot_class_for_java(t, &name)? {
+            return Ok(vm.mirror(c) as u64);
+        }
         match vm.load_class(&name) {
             Ok(c) => Ok(vm.mirror(c) as u64),
             Err(LoadError::NotFound(_)) => Ok(0),

@@ -10,6 +10,7 @@ mod accessors;
 mod annotations;
 pub(crate) mod class_loading;
 mod fs;
+mod instrument;
 pub(crate) mod invoke;
 mod io;
 mod lang;
@@ -70,6 +71,7 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     accessors::register(&mut r);
     annotations::register(&mut r);
     stack_walk::register(&mut r);
+    instrument::register(&mut r);
     t
 }
 

@@ -240,6 +240,11 @@ fn vm_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -> VmRe
         ("sun.nio.MaxDirectMemorySize".into(), "-1".into()),
         ("sun.nio.PageAlignDirectMemory".into(), "false".into()),
         ("java.lang.invoke.MethodHandle.TRACE_RESOLVE".into(), "false".into()),
+        // Attaching to this VM is done in-process (see natives/instrument.rs); the other way
+        // HotSpot offers a library such as Byte Buddy, a helper `java` process that attaches back,
+        // is refused like every process. `-Djdk.attach.allowAttachSelf=false` restores HotSpot's
+        // default, and the JDK's own check then refuses self-attachment as HotSpot does.
+        ("jdk.attach.allowAttachSelf".into(), "true".into()),
     ];
     // The command line's `-D` properties come last: SystemProps keeps the last of a name, as
     // `java` lets `-D` override (`user.dir` included: only absent ones take the platform's).

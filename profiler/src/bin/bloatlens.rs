@@ -362,14 +362,13 @@ fn env_var(s: &str) -> Result<(String, String), String> {
 
 #[derive(Args)]
 struct Budgets {
-    /// Stop after this many bytecode instructions.
-    #[arg(long, default_value_t = Limits::default().max_instructions,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    max_instructions: u64,
-    /// Stop after this many seconds of wall-clock time (at most a week).
-    #[arg(long, default_value_t = Limits::default().max_wall.as_secs(),
-          value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
-    max_seconds: u64,
+    /// Stop after this many bytecode instructions [default: 50000000000; with --tests, none].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    max_instructions: Option<u64>,
+    /// Stop after this many seconds of wall-clock time, at most a week [default: 600; with --tests,
+    /// 14400: a whole suite].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=7 * 24 * 3600))]
+    max_seconds: Option<u64>,
     /// Heap cap in MiB (at most 1 TiB); beyond it allocation throws OutOfMemoryError.
     #[arg(long, default_value_t = Limits::default().max_heap_bytes >> 20,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
@@ -381,12 +380,21 @@ struct Budgets {
     max_stack_depth: u64,
 }
 
+/// A whole test suite's wall-clock budget: Surefire sets none; four hours under the VM.
+const SUITE_SECONDS: u64 = 4 * 3600;
+
 impl Budgets {
-    /// The limits, ended early when `interrupted` is set (Ctrl-C).
-    fn limits(&self, interrupted: &Arc<AtomicBool>) -> Limits {
+    /// The limits, ended early when `interrupted` is set (Ctrl-C); a whole test suite (`suite`)
+    /// runs without an instruction budget and with a longer time budget, unless they are given.
+    fn limits(&self, interrupted: &Arc<AtomicBool>, suite: bool) -> Limits {
+        let default = Limits::default();
+        let (instructions, seconds) = match suite {
+            true => (u64::MAX, SUITE_SECONDS),
+            false => (default.max_instructions, default.max_wall.as_secs()),
+        };
         Limits {
-            max_instructions: self.max_instructions,
-            max_wall: Duration::from_secs(self.max_seconds),
+            max_instructions: self.max_instructions.unwrap_or(instructions),
+            max_wall: Duration::from_secs(self.max_seconds.unwrap_or(seconds)),
             max_heap_bytes: self.max_heap_mb << 20,
             max_stack_depth: self.max_stack_depth as usize,
             cancel: Some(interrupted.clone()),
@@ -581,7 +589,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         source_roots: Vec::new(),
         stdin: Default::default(),
         jdk: Some(jdk_home.clone()),
-        limits: a.budgets.limits(interrupted),
+        limits: a.budgets.limits(interrupted, a.project.tests),
         capture: false,
         stdout_to_stderr: false,
         gc_interval_bytes: None,
@@ -794,7 +802,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             source_roots: user_roots,
             stdin: Default::default(),
             jdk: Some(jdk_home),
-            limits: a.budgets.limits(interrupted),
+            limits: a.budgets.limits(interrupted, a.project.tests),
             capture: a.program_output.is_some(),
             // A report on stdout keeps stdout to itself: the program's output goes to stderr.
             stdout_to_stderr: a.output.is_none() && !matches!(a.format, Format::Text),

@@ -132,6 +132,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         vm.set_named(a[0] as Ref, "fd", -1i32 as u32 as u64);
         Ok(0)
     });
+    // A stream the program never closed, closed by the JDK's Cleaner once it is unreachable.
+    reg.add("java/io/FileCleanable", "cleanupClose0", "(IJ)V", |vm, _, a| {
+        vm.open_files.close(a[0] as i32);
+        Ok(0)
+    });
     reg.add("java/io/FileOutputStream", "writeBytes", "([BIIZ)V", write_bytes);
     reg.add("java/io/FileOutputStream", "write", "(IZ)V", |vm, t, a| {
         let fd = fd_of(vm, a[0] as Ref);

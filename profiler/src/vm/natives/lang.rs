@@ -101,6 +101,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/String", "intern", "()Ljava/lang/String;", |vm, _, a| Ok(vm.intern(r(a[0])) as u64));
     reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| b(false));
     reg.add("java/lang/NullPointerException", "getExtendedNPEMessage", "()Ljava/lang/String;", |vm, _, a| {
+        if !super::flags::show_code_details(vm) {
+            return Ok(0);
+        }
         match vm.extended_npe_message(r(a[0])) {
             Some(msg) => Ok(vm.new_string(&msg) as u64),
             None => Ok(0),

@@ -9,6 +9,7 @@
 mod accessors;
 mod annotations;
 pub(crate) mod class_loading;
+mod flags;
 mod fs;
 pub(crate) mod invoke;
 mod io;
@@ -20,9 +21,11 @@ mod net;
 mod nio;
 mod reflect;
 pub(crate) mod stack_walk;
+mod thread_info;
 mod zip;
 mod zlib;
 pub use io::OpenFiles;
+pub use management::Management;
 pub use memory::NativeMemory;
 pub use memory_pools::MemoryBeans;
 pub use zip::Inflaters;
@@ -63,6 +66,8 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     management::register_os(&mut r);
     management::register_cgroups(&mut r);
     management::register_diagnostics(&mut r);
+    flags::register(&mut r);
+    thread_info::register(&mut r);
     memory_pools::register(&mut r);
     net::register(&mut r);
     nio::register(&mut r);
@@ -137,11 +142,12 @@ impl<T: Tracker> Vm<T> {
         let method = &self.methods[m as usize];
         let class = &*self.classes[method.class as usize].name;
         let (name, desc) = (&*method.name, &*method.descriptor);
-        if name == "registerNatives" || name == "initIDs" {
-            return Ok(nothing::<T>);
-        }
+        // A registered `initIDs` returns something (FileChannelImpl's allocation granularity).
         if let Some(&f) = self.natives.get(&(class, name, desc)).or_else(|| self.natives.get(&(class, name, "*"))) {
             return Ok(f);
+        }
+        if name == "registerNatives" || name == "initIDs" {
+            return Ok(nothing::<T>);
         }
         if class == "jdk/internal/misc/Unsafe" {
             if let Some(f) = memory::bind_unsafe_access::<T>(name) {

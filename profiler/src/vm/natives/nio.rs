@@ -5,7 +5,7 @@
 //! Files are opened, changed and listed through `fs.rs`.
 
 use super::{Registry, VmResult};
-use crate::vm::heap::Ref;
+use crate::vm::heap::{ObjData, Ref};
 use crate::vm::sandbox::{FsError, OpenHow, Removal};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 use std::os::unix::fs::MetadataExt;
@@ -181,6 +181,44 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("sun/nio/ch/NativeThread", "init", "()V", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/FileChannelImpl", "initIDs", "()J", |_, _, _| Ok(4096));
     reg.add("sun/nio/ch/FileChannelImpl", "maxDirectTransferSize0", "()I", |_, _, _| Ok(0x7fff_f000));
+    // JDK 17: `FileChannelImpl.map0(prot, position, length, isSync)` on the channel's descriptor.
+    reg.add("sun/nio/ch/FileChannelImpl", "map0", "(IJJZ)J", |vm, t, a| {
+        let fd_obj = vm.get_named(a[0] as Ref, "fd") as Ref;
+        let fd = vm.get_named(fd_obj, "fd") as i32;
+        map(vm, t, fd, a[1] as i32, a[2], a[4])
+    });
+    reg.add("sun/nio/ch/FileChannelImpl", "unmap0", "(JJ)I", |vm, _, a| {
+        vm.native_memory.free(a[0]);
+        Ok(0)
+    });
+    const MMU: &str = "java/nio/MappedMemoryUtils";
+    reg.add(MMU, "isLoaded0", "(JJJ)Z", |_, _, _| Ok(1));
+    reg.add(MMU, "load0", "(JJ)V", |_, _, _| Ok(0));
+    reg.add(MMU, "unload0", "(JJ)V", |_, _, _| Ok(0));
+    reg.add(MMU, "force0", "(Ljava/io/FileDescriptor;JJ)V", |vm, _, a| {
+        vm.native_memory.force(a[1]);
+        Ok(0)
+    });
+    // The identity of an open file (device and inode), which the JDK's file-lock table keys on:
+    // JDK 17 sets the key's fields, JDK 21+ fills a long[2].
+    reg.add("sun/nio/ch/FileKey", "init", "(Ljava/io/FileDescriptor;)V", |vm, t, a| {
+        let fd = vm.get_named(a[1] as Ref, "fd") as i32;
+        let (dev, ino) = file_key(vm, t, fd)?;
+        vm.set_named(a[0] as Ref, "st_dev", dev);
+        vm.set_named(a[0] as Ref, "st_ino", ino);
+        Ok(0)
+    });
+    reg.add("sun/nio/ch/FileKey", "init", "(Ljava/io/FileDescriptor;[J)V", |vm, t, a| {
+        let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+        let (dev, ino) = file_key(vm, t, fd)?;
+        if let ObjData::Longs(out) = &mut vm.heap.get_mut(a[1] as Ref).data {
+            if out.len() >= 2 {
+                out[0] = dev as i64;
+                out[1] = ino as i64;
+            }
+        }
+        Ok(0)
+    });
     for dispatcher in ["sun/nio/ch/FileDispatcherImpl", "sun/nio/ch/UnixFileDispatcherImpl"] {
         reg.add(dispatcher, "init", "()V", |_, _, _| Ok(0));
         reg.add(dispatcher, "init0", "()V", |_, _, _| Ok(0));
@@ -237,6 +275,20 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(0)
         });
         reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |_, _, _| Ok(0));
+        // File locks: the VM is one process, and the JDK's own lock table keeps its threads' locks
+        // apart; no lock is taken on the host file (other processes are not kept out).
+        reg.add(dispatcher, "lock0", "(Ljava/io/FileDescriptor;ZJJZ)I", |_, _, _| Ok(0));
+        reg.add(dispatcher, "release0", "(Ljava/io/FileDescriptor;JJ)V", |_, _, _| Ok(0));
+        // JDK 21+: mapping moved here from FileChannelImpl.
+        reg.add(dispatcher, "allocationGranularity0", "()J", |_, _, _| Ok(4096));
+        reg.add(dispatcher, "map0", "(Ljava/io/FileDescriptor;IJJZ)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            map(vm, t, fd, a[1] as i32, a[2], a[4])
+        });
+        reg.add(dispatcher, "unmap0", "(JJ)I", |vm, _, a| {
+            vm.native_memory.free(a[0]);
+            Ok(0)
+        });
         reg.add(dispatcher, "closeIntFD", "(I)V", |vm, _, a| {
             vm.open_files.close(a[0] as i32);
             Ok(0)
@@ -425,6 +477,44 @@ fn fill_attributes<T: Tracker>(
     Ok(0)
 }
 
+/// The device and inode of the file open as `fd`.
+fn file_key<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32) -> VmResult<(u64, u64)> {
+    match vm.open_files.files.get(&fd).map(|f| f.metadata()) {
+        Some(Ok(m)) => Ok((m.dev(), m.ino())),
+        Some(Err(e)) => Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        None => Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor"))),
+    }
+}
+
+/// `map0`: `length` bytes of the file open as `fd` from `position` (the JDK has made the file
+/// long enough for a writable mapping) placed in native memory; `prot` is the JDK's MAP_RO (0),
+/// MAP_RW (1) or MAP_PV (2, private: changes stay in memory). Its address.
+fn map<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, prot: i32, position: u64, length: u64) -> VmResult<u64> {
+    use std::os::unix::fs::FileExt;
+    let Some(file) = vm.open_files.files.get(&fd) else {
+        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
+    };
+    let mut bytes = vec![0u8; length as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read_at(&mut bytes[filled..], position + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        }
+    }
+    let sink = if prot == 1 {
+        match file.try_clone() {
+            Ok(f) => Some((f, position)),
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        }
+    } else {
+        None
+    };
+    Ok(vm.native_memory.map_file(bytes, sink))
+}
+
 /// A read into, or write from, native memory on an open descriptor (at `position` when given).
 /// Returns the byte count, or -1 (IOStatus.EOF) at the end of a file.
 fn channel_io<T: Tracker>(
@@ -445,16 +535,20 @@ fn channel_io<T: Tracker>(
         file.seek(SeekFrom::Start(p)).ok();
     }
     let result = if write {
-        let bytes: Vec<u8> =
-            (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect();
+        let bytes = match vm.native_memory.read_bytes(address, len) {
+            Some(bytes) => bytes,
+            None => (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect(),
+        };
         let file = vm.open_files.files.get_mut(&fd).expect("checked above");
         file.write(&bytes)
     } else {
         let mut buf = vec![0u8; len];
         let n = file.read(&mut buf);
         if let Ok(n) = n {
-            for (i, &b) in buf[..n].iter().enumerate() {
-                vm.native_memory.write(address + i as u64, 1, b as u64);
+            if !vm.native_memory.write_bytes(address, &buf[..n]) {
+                for (i, &b) in buf[..n].iter().enumerate() {
+                    vm.native_memory.write(address + i as u64, 1, b as u64);
+                }
             }
         }
         n

@@ -110,6 +110,26 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("jdk/internal/misc/Signal", "handle0", "(IJ)J", |_, _, _| Ok(0));
     reg.add("jdk/internal/misc/ScopedMemoryAccess", "registerNatives", "()V", |_, _, _| Ok(0));
+    // Closing a shared arena: HotSpot makes sure no thread is inside a scoped access to its
+    // memory. The VM's threads leave the scoped accessors only at their end (they are short and
+    // never wait), so none is ever inside one: closing always succeeds.
+    reg.add(
+        "jdk/internal/misc/ScopedMemoryAccess",
+        "closeScope0",
+        "(Ljdk/internal/foreign/MemorySessionImpl;Ljdk/internal/misc/ScopedMemoryAccess$ScopedAccessError;)V",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "jdk/internal/misc/ScopedMemoryAccess",
+        "closeScope0",
+        "(Ljdk/internal/foreign/MemorySessionImpl;)Z",
+        |_, _, _| Ok(1),
+    );
+
+    // JDK 22+'s foreign function interface: the VM calls no native code, so `Linker.nativeLinker()`
+    // throws UnsupportedOperationException (as on a platform without a linker); memory segments,
+    // arenas and mapped files work without it.
+    reg.add("jdk/internal/vm/ForeignLinkerSupport", "isSupported0", "()Z", |_, _, _| Ok(0));
 
     // Programs run without --enable-preview.
     reg.add("jdk/internal/misc/PreviewFeatures", "isPreviewEnabled", "()Z", |_, _, _| Ok(0));

@@ -246,11 +246,13 @@ impl<T: Tracker> Vm<T> {
         let module_version = match (module, &module_name) {
             (0, _) | (_, None) => 0,
             _ => {
+                // The parsed version's text (as HotSpot's module entry keeps it), else the raw
+                // string of an unparsable one.
                 let descriptor = self.get_named(module, "descriptor") as Ref;
-                if descriptor == 0 {
-                    0
-                } else {
-                    self.get_named(descriptor, "rawVersionString")
+                match (descriptor, self.get_named(descriptor.max(1), "version") as Ref) {
+                    (0, _) => 0,
+                    (_, 0) => self.get_named(descriptor, "rawVersionString"),
+                    (_, version) => self.get_named(version, "version"),
                 }
             }
         };

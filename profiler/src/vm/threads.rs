@@ -85,6 +85,9 @@ pub struct Slot {
     pub ending: Ending,
     /// What it used and how often it waited (java.management's thread figures).
     pub usage: Usage,
+    /// The native it waits in (`Object.wait`, `Thread.sleep`, `Unsafe.park`): its frame has gone
+    /// (the thread resumes after the call), but stack traces show it on top, as HotSpot's do.
+    pub blocked_in: Option<MethodId>,
 }
 
 /// A thread's figures for java.management.
@@ -197,6 +200,9 @@ impl<T: Tracker> Vm<T> {
         {
             usage.since = Some(Instant::now());
         }
+        if !matches!(state, State::Waiting { .. } | State::Sleeping(_) | State::Parked(_)) {
+            slot.blocked_in = None;
+        }
         slot.state = state;
     }
 
@@ -223,6 +229,7 @@ impl<T: Tracker> Vm<T> {
             interrupted: None,
             ending: Ending::Running,
             usage: Usage::default(),
+            blocked_in: None,
         });
         self.threads.len() - 1
     }
@@ -318,6 +325,7 @@ impl<T: Tracker> Vm<T> {
         let count = t.held.iter().filter(|&&o| o == obj).count();
         t.held.retain(|&o| o != obj);
         self.set_state(self.current, State::Waiting { obj, count, deadline, notified: false });
+        self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 
@@ -373,13 +381,19 @@ impl<T: Tracker> Vm<T> {
         if ms < 0 {
             return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("timeout value is negative")));
         }
+        self.sleep_for(t, Duration::from_millis(ms as u64))
+    }
+
+    /// Sleeps `time` (JDK 21+'s `Thread.sleepNanos0`, and `sleep` before it).
+    pub(super) fn sleep_for(&mut self, t: &mut JThread, time: Duration) -> VmResult<()> {
         if self.take_interrupt(t) {
             return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
         }
         if !self.can_yield() {
-            return self.wait_in_place(Instant::now() + Duration::from_millis(ms as u64));
+            return self.wait_in_place(Instant::now() + time);
         }
-        self.set_state(self.current, State::Sleeping(Instant::now() + Duration::from_millis(ms as u64)));
+        self.set_state(self.current, State::Sleeping(Instant::now() + time));
+        self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 
@@ -409,6 +423,7 @@ impl<T: Tracker> Vm<T> {
             };
         }
         self.set_state(me, State::Parked(deadline));
+        self.threads[me].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 

@@ -78,6 +78,11 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     t
 }
 
+/// Natives of JDK 17 that JDK 21+ made Java methods (around `wait0`, `sleepNanos0`): their Rust
+/// implementation stands for the native only, never for the later Java method.
+pub(super) const NATIVE_ONLY: &[(&str, &str, &str)] =
+    &[("java/lang/Object", "wait", "(J)V"), ("java/lang/Thread", "sleep", "(J)V")];
+
 /// Where the JDK's sockets live (`Socket`, `ServerSocket`, `DatagramSocket`, socket channels, `HttpURLConnection`
 /// beneath them): their natives are the network, which a run never gets (name lookup, `InetAddress`, is answered).
 const NETWORK: &[&str] = &[

@@ -35,7 +35,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let mut traces = Vec::with_capacity(threads.len());
         for obj in threads {
             let trace = match vm.slot_of(obj).filter(|&i| alive(vm, i)) {
-                Some(i) => stack_trace(vm, t, i, -1)?,
+                Some(i) => stack_trace(vm, t, i, -1, false)?,
                 None => 0,
             };
             vm.pinned.push(trace);
@@ -47,7 +47,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     // JDK 21+: another thread's stack, completed by `StackTraceElement.finishInit` in Java.
     reg.add("java/lang/Thread", "getStackTrace0", "()Ljava/lang/Object;", |vm, t, a| {
         match vm.slot_of(a[0] as Ref).filter(|&i| alive(vm, i)) {
-            Some(i) => Ok(stack_trace(vm, t, i, -1)? as u64),
+            Some(i) => Ok(stack_trace(vm, t, i, -1, true)? as u64),
             None => Ok(0),
         }
     });
@@ -210,29 +210,51 @@ struct TraceFrame {
     frame: Option<usize>,
 }
 
-/// Thread `i`'s stack, innermost first, without the frames stack traces leave out.
+/// Thread `i`'s stack, innermost first. Thread dumps show every frame, the JDK's hidden ones too.
 fn trace_frames<T: Tracker>(vm: &Vm<T>, t: &JThread, i: usize) -> (Vec<TraceFrame>, Vec<Ref>, Vec<Ref>) {
     let jt = if vm.threads[i].obj == t.obj { Some(t) } else { vm.threads[i].thread.as_ref() };
     let Some(jt) = jt else { return (Vec::new(), Vec::new(), Vec::new()) };
-    let mut out = Vec::with_capacity(jt.frames.len() + jt.natives.len());
+    let mut out = Vec::with_capacity(jt.frames.len() + jt.natives.len() + 1);
+    // A thread waiting in a native: that native on top, its caller at the call.
+    let blocked_in = if jt.obj == t.obj { None } else { vm.threads[i].blocked_in };
+    if let Some(m) = blocked_in {
+        out.push(TraceFrame { method: m, bci: 0, frame: None });
+    }
+    let top = jt.frames.len().wrapping_sub(1);
     let mut natives = jt.natives.iter().rev().peekable();
     for (depth, f) in jt.frames.iter().enumerate().rev() {
         while let Some(&&(_, m)) = natives.peek().filter(|(below, _)| *below as usize > depth) {
             out.push(TraceFrame { method: m, bci: 0, frame: None });
             natives.next();
         }
-        out.push(TraceFrame { method: f.method, bci: jt.frame_bci(depth), frame: Some(depth) });
+        let at_op = |pc: u32| f.code.bci.get(pc as usize).copied().unwrap_or(0);
+        let blocked_entering = depth == top
+            && matches!(vm.threads[i].state, State::Blocked(_))
+            && jt.suspended
+            && matches!(f.code.ops.get(f.pc as usize).map(|op| op.get()), Some(Op::MonitorEnter));
+        let bci = if blocked_in.is_some() && depth == top {
+            at_op(f.pc.saturating_sub(1))
+        } else if blocked_entering {
+            // HotSpot's interpreter has moved past a `monitorenter` it blocks in.
+            at_op(f.pc + 1)
+        } else {
+            jt.frame_bci(depth)
+        };
+        out.push(TraceFrame { method: f.method, bci, frame: Some(depth) });
     }
     out.extend(natives.map(|&(_, m)| TraceFrame { method: m, bci: 0, frame: None }));
-    out.retain(|f| !vm.is_hidden_frame(f.method));
     let frame_monitors = jt.frames.iter().map(|f| f.monitor).collect();
     (out, jt.held.clone(), frame_monitors)
 }
 
 /// A `StackTraceElement[]` of thread `i`'s stack (at most `max_depth` frames; -1: all), filled as
-/// HotSpot's thread dumps fill it.
-fn stack_trace<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, i: usize, max_depth: i32) -> VmResult<Ref> {
-    let (frames, _, _) = trace_frames(vm, t, i);
+/// HotSpot's thread dumps fill it; `visible`: without the hidden frames (JDK 21+'s
+/// `Thread.getStackTrace`, as a `Throwable`'s).
+fn stack_trace<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, i: usize, max_depth: i32, visible: bool) -> VmResult<Ref> {
+    let (mut frames, _, _) = trace_frames(vm, t, i);
+    if visible {
+        frames.retain(|f| !vm.is_hidden_frame(f.method));
+    }
     let n = if max_depth < 0 { frames.len() } else { frames.len().min(max_depth as usize) };
     let pairs: Vec<(MethodId, u16)> = frames.iter().take(n).map(|f| (f.method, f.bci)).collect();
     stack_trace_array(vm, t, &pairs)

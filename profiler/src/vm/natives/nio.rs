@@ -181,6 +181,36 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("sun/nio/ch/NativeThread", "init", "()V", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/FileChannelImpl", "initIDs", "()J", |_, _, _| Ok(4096));
     reg.add("sun/nio/ch/FileChannelImpl", "maxDirectTransferSize0", "()I", |_, _, _| Ok(0x7fff_f000));
+    // Direct transfers between two open files (sendfile and copy_file_range in HotSpot's library).
+    reg.add(
+        "sun/nio/ch/FileChannelImpl",
+        "transferTo0",
+        "(Ljava/io/FileDescriptor;JJLjava/io/FileDescriptor;)J",
+        |vm, t, a| {
+            // An instance method: the channel, then (src, position, count, dst).
+            let (src, dst) = (vm.get_named(a[1] as Ref, "fd") as i32, vm.get_named(a[6] as Ref, "fd") as i32);
+            transfer(vm, t, src, Some(a[2]), dst, None, a[4])
+        },
+    );
+    reg.add(
+        "sun/nio/ch/FileDispatcherImpl",
+        "transferTo0",
+        "(Ljava/io/FileDescriptor;JJLjava/io/FileDescriptor;Z)J",
+        |vm, t, a| {
+            let (src, dst) = (vm.get_named(a[0] as Ref, "fd") as i32, vm.get_named(a[5] as Ref, "fd") as i32);
+            transfer(vm, t, src, Some(a[1]), dst, None, a[3])
+        },
+    );
+    reg.add(
+        "sun/nio/ch/FileDispatcherImpl",
+        "transferFrom0",
+        "(Ljava/io/FileDescriptor;Ljava/io/FileDescriptor;JJZ)J",
+        |vm, t, a| {
+            let (src, dst) = (vm.get_named(a[0] as Ref, "fd") as i32, vm.get_named(a[1] as Ref, "fd") as i32);
+            let append = a[6] != 0;
+            transfer(vm, t, src, None, dst, (!append).then_some(a[2]), a[4])
+        },
+    );
     // JDK 17: `FileChannelImpl.map0(prot, position, length, isSync)` on the channel's descriptor.
     reg.add("sun/nio/ch/FileChannelImpl", "map0", "(IJJZ)J", |vm, t, a| {
         let fd_obj = vm.get_named(a[0] as Ref, "fd") as Ref;
@@ -229,6 +259,15 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         reg.add(dispatcher, "pread0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
             channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false)
+        });
+        // Scatter reads and gathering writes: `count` iovecs (address, length; 16 bytes each) at `iov`.
+        reg.add(dispatcher, "readv0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vectored_io(vm, t, fd, a[1], a[3] as i32, false)
+        });
+        reg.add(dispatcher, "writev0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vectored_io(vm, t, fd, a[1], a[3] as i32, true)
         });
         reg.add(dispatcher, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
@@ -475,6 +514,80 @@ fn fill_attributes<T: Tracker>(
         vm.set_named(attrs, name, v);
     }
     Ok(0)
+}
+
+/// readv/writev: each iovec in turn, stopping at a short transfer; the total, or -1 (EOF) when
+/// a read finds nothing at all.
+fn vectored_io<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    fd: i32,
+    iov: u64,
+    count: i32,
+    write: bool,
+) -> VmResult<u64> {
+    let mut total: u64 = 0;
+    for k in 0..count.max(0) as u64 {
+        let base = vm.native_memory.read(iov + 16 * k, 8).unwrap_or(0);
+        let len = vm.native_memory.read(iov + 16 * k + 8, 8).unwrap_or(0) as usize;
+        if len == 0 {
+            continue;
+        }
+        let n = channel_io(vm, t, fd, base, len, None, write)?;
+        if n == -1i32 as u32 as u64 {
+            return Ok(if total == 0 { -1i64 as u64 } else { total });
+        }
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// Copies up to `count` bytes from `src` (at `from`, leaving its position, or from its position)
+/// to `dst` (at `to`, leaving its position, or at its position); the bytes copied.
+fn transfer<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    src: i32,
+    from: Option<u64>,
+    dst: i32,
+    to: Option<u64>,
+    count: u64,
+) -> VmResult<u64> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::FileExt;
+    let (Some(input), Some(output)) = (vm.open_files.files.get(&src), vm.open_files.files.get(&dst)) else {
+        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
+    };
+    let (mut input, mut output) = match (input.try_clone(), output.try_clone()) {
+        (Ok(i), Ok(o)) => (i, o),
+        (Err(e), _) | (_, Err(e)) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+    };
+    let mut buf = vec![0u8; count.min(1 << 20) as usize];
+    let mut done = 0u64;
+    while done < count {
+        let want = (count - done).min(buf.len() as u64) as usize;
+        let n = match from {
+            Some(p) => input.read_at(&mut buf[..want], p + done),
+            None => input.read(&mut buf[..want]),
+        };
+        let n = match n {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        };
+        let w = match to {
+            Some(p) => output.write_all_at(&buf[..n], p + done),
+            None => output.write_all(&buf[..n]),
+        };
+        if let Err(e) = w {
+            return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string())));
+        }
+        done += n as u64;
+    }
+    Ok(done)
 }
 
 /// The device and inode of the file open as `fd`.

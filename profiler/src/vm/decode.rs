@@ -248,7 +248,8 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
             0xa5 => Op::IfAcmpeq(branch()?),
             0xa6 => Op::IfAcmpne(branch()?),
             0xa7 => Op::Goto(branch()?),
-            0xa8 | 0xa9 => Op::Unsupported(opcode),
+            0xa8 => Op::Jsr { target: branch()?, next: target(pc, 3)? },
+            0xa9 => Op::Ret(u1()? as u16),
             0xaa => {
                 let p = (pc + 4) & !3;
                 let default = target(pc, b.i4(p)? as i64)?;
@@ -303,6 +304,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
                     0x36 | 0x38 | 0x3a => Op::Store(idx),
                     0x37 | 0x39 => Op::Store2(idx),
                     0x84 => Op::Iinc(idx, b.u2(pc + 4)? as i16 as i32),
+                    0xa9 => Op::Ret(idx),
                     _ => Op::Unsupported(inner),
                 }
             }
@@ -310,6 +312,7 @@ pub fn decode(code: &classfile::Code) -> Result<Code, DecodeError> {
             0xc6 => Op::IfNull(branch()?),
             0xc7 => Op::IfNonNull(branch()?),
             0xc8 => Op::Goto(target(pc, b.i4(pc + 1)? as i64)?),
+            0xc9 => Op::Jsr { target: target(pc, b.i4(pc + 1)? as i64)?, next: target(pc, 5)? },
             _ => Op::Unsupported(opcode),
         };
         ops.push(op);

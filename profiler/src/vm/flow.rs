@@ -86,6 +86,9 @@ impl<T: Tracker> Vm<T> {
             Op::Store(n) => tr.flow_move(site, sp - 1, lp + n as usize),
             Op::Store2(n) => tr.flow_move(site, sp - 2, lp + n as usize),
             Op::Iinc(n, _) => compute!(lp + n as usize, [lp + n as usize]),
+            // A return address: a new value; `ret` consumes the local holding it.
+            Op::Jsr { .. } => tr.flow_const(site, sp),
+            Op::Ret(n) => consume!(lp + n as usize),
 
             Op::Iaload | Op::Laload | Op::Faload | Op::Daload | Op::Aaload | Op::Baload | Op::Caload | Op::Saload => {
                 let (array, index) = (s[sp - 2] as Ref, s[sp - 1] as i32);

@@ -821,6 +821,14 @@ impl<T: Tracker> Vm<T> {
                             Op::IfNull(tg) => branch!(pop_r!() == 0, tg),
                             Op::IfNonNull(tg) => branch!(pop_r!() != 0, tg),
                             Op::Goto(tg) => branch!(true, tg),
+                            Op::Jsr { target, next } => {
+                                push!(next as u64);
+                                branch!(true, target)
+                            }
+                            Op::Ret(n) => {
+                                let target = t.stack[lp + n as usize] as u32;
+                                branch!(true, target)
+                            }
                             Op::TableSwitch(i) => {
                                 let key = pop_i!();
                                 let ts = &code.table_switches[i as usize];
@@ -1093,7 +1101,7 @@ impl<T: Tracker> Vm<T> {
                             Op::Unsupported(opcode) => {
                                 sync!();
                                 fault!(Fault::Fatal(VmError::Unsupported(format!(
-                                    "opcode {opcode:#04x} (jsr/ret) in {}",
+                                    "opcode {opcode:#04x} in {}",
                                     self.method_name(mid)
                                 ))))
                             }

@@ -263,7 +263,15 @@ pub enum Op {
         slot: u32,
     },
 
-    /// An opcode this VM does not run (`jsr`/`ret` from pre-Java-6 class files), with the opcode.
+    /// `jsr`/`jsr_w` (class files before version 50): pushes the return address (`next`, an op
+    /// index) and jumps to the subroutine.
+    Jsr {
+        target: Target,
+        next: Target,
+    },
+    /// `ret`: jumps to the return address in this local.
+    Ret(Local),
+    /// An opcode this VM does not run, with the opcode.
     Unsupported(u8),
 }
 

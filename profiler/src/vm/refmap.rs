@@ -4,6 +4,12 @@
 //! verifier: a slot holds a reference after a join only if it does on every incoming path. Code
 //! the verifier accepts uses a slot as a reference only where that holds, so the map never misses
 //! a live reference; the interpreter itself tracks nothing.
+//!
+//! Methods with subroutines (`jsr`/`ret`, class files before version 50) are mapped
+//! conservatively instead: a `ret` may return to the instruction after any `jsr`, and a slot is a
+//! root where any path leaves a reference in it. A slot that holds something else there is then
+//! taken for a handle; the collector keeps only handles of live objects, so such a slot can at
+//! worst keep an object alive, never lose one.
 
 use crate::classfile::descriptor::{field_kind, Kind, MethodDescriptor};
 use crate::classfile::{Code, Constant, ConstantPool};
@@ -66,6 +72,24 @@ pub fn compute(code: &Code, cp: &ConstantPool, descriptor: &str, is_static: bool
             slot += k.slots();
         }
     }
+    // The instruction after every `jsr`: where a `ret` may go.
+    let mut returns = Vec::new();
+    let mut subroutines = false;
+    let mut p = 0;
+    while p < b.len() {
+        let len = super::decode::instruction_length(b, p).unwrap_or(1).max(1);
+        match b[p] {
+            0xa8 | 0xc9 => returns.push(p + len),
+            0xa9 => subroutines = true,
+            0xc4 if b.get(p + 1) == Some(&0xa9) => subroutines = true,
+            _ => {}
+        }
+        p += len;
+    }
+    let conservative = subroutines || !returns.is_empty();
+    let merge = |at: &mut [Option<State>], work: &mut Vec<usize>, target: usize, incoming: State| {
+        merge(at, work, target, incoming, conservative)
+    };
     let mut at: Vec<Option<State>> = vec![None; b.len()];
     let mut work = vec![0usize];
     at[0] = Some(entry);
@@ -289,7 +313,22 @@ pub fn compute(code: &Code, cp: &ConstantPool, descriptor: &str, is_static: bool
                 }
                 falls = false;
             }
-            0xa8 | 0xa9 | 0xac..=0xb1 | 0xbf => falls = false,
+            0xa8 | 0xc9 => {
+                // The subroutine starts with the return address pushed; the instruction after
+                // the `jsr` is reached by its `ret` (and, conservatively, with this state).
+                len = if op == 0xa8 { 3 } else { 5 };
+                let off = if op == 0xa8 { u2(pc + 1) as i16 as i64 } else { i4(pc + 1) as i64 };
+                merge(&mut at, &mut work, pc + len, s.clone());
+                s.stack.push(false);
+                succ.push((pc as i64 + off) as usize);
+                falls = false;
+            }
+            0xa9 => {
+                len = 2;
+                succ.extend(returns.iter().copied());
+                falls = false;
+            }
+            0xac..=0xb1 | 0xbf => falls = false,
             0xb2..=0xb5 => {
                 let k = member_desc(pc + 1).map(|d| field_kind(&d)).unwrap_or(Kind::Int);
                 match op {
@@ -367,6 +406,10 @@ pub fn compute(code: &Code, cp: &ConstantPool, descriptor: &str, is_static: bool
                         local(&mut s, i, v);
                     }
                     0x84 => len = 6,
+                    0xa9 => {
+                        succ.extend(returns.iter().copied());
+                        falls = false;
+                    }
                     _ => falls = false,
                 }
             }
@@ -401,7 +444,12 @@ pub fn compute(code: &Code, cp: &ConstantPool, descriptor: &str, is_static: bool
     RefMaps { max_locals, at }
 }
 
-fn merge(at: &mut [Option<State>], work: &mut Vec<usize>, target: usize, incoming: State) {
+/// Joins `incoming` into the state at `target`: a slot stays a reference only if both say so,
+/// or (`conservative`) becomes one if either does.
+fn merge(at: &mut [Option<State>], work: &mut Vec<usize>, target: usize, incoming: State, conservative: bool) {
+    if target >= at.len() {
+        return;
+    }
     match &mut at[target] {
         slot @ None => {
             *slot = Some(incoming);
@@ -409,11 +457,15 @@ fn merge(at: &mut [Option<State>], work: &mut Vec<usize>, target: usize, incomin
         }
         Some(existing) => {
             let mut changed = false;
-            for (e, i) in existing.locals.iter_mut().zip(&incoming.locals) {
-                if *e && !*i {
-                    *e = false;
-                    changed = true;
+            let join = |e: &mut bool, i: bool, changed: &mut bool| {
+                let joined = if conservative { *e || i } else { *e && i };
+                if joined != *e {
+                    *e = joined;
+                    *changed = true;
                 }
+            };
+            for (e, i) in existing.locals.iter_mut().zip(&incoming.locals) {
+                join(e, *i, &mut changed);
             }
             let n = existing.stack.len().min(incoming.stack.len());
             if existing.stack.len() != n {
@@ -421,10 +473,7 @@ fn merge(at: &mut [Option<State>], work: &mut Vec<usize>, target: usize, incomin
                 changed = true;
             }
             for (e, i) in existing.stack.iter_mut().zip(&incoming.stack) {
-                if *e && !*i {
-                    *e = false;
-                    changed = true;
-                }
+                join(e, *i, &mut changed);
             }
             if changed {
                 work.push(target);
@@ -452,6 +501,17 @@ mod tests {
         assert_eq!(maps.roots(2, 0).unwrap().0, &[true, false, true], "after astore_2");
         assert_eq!(maps.roots(4, 0).unwrap().0, &[true, false, false], "after istore_2");
         assert_eq!(maps.roots(5, 1).unwrap().1, &[true], "aload_0 pushed a reference");
+    }
+
+    #[test]
+    fn subroutines_return_after_every_jsr_with_a_conservative_map() {
+        // static Object m(): aconst_null; astore_1; jsr S; aload_1; areturn; S: astore_2; ret 2
+        let c = code(&[0x01, 0x4c, 0xa8, 0x00, 0x05, 0x2b, 0xb0, 0x4d, 0xa9, 0x02], 3);
+        let cp = ClassBuilder::new().build("T", "java/lang/Object", &[], 0).constant_pool;
+        let maps = compute(&c, &cp, "()Ljava/lang/Object;", true);
+        assert_eq!(maps.roots(7, 1).unwrap().1, &[false], "the return address is no reference");
+        assert_eq!(maps.roots(8, 0).unwrap().0, &[false, true, false], "stored return address");
+        assert_eq!(maps.roots(5, 0).unwrap().0, &[false, true, false], "reached through ret");
     }
 
     #[test]

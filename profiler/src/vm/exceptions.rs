@@ -119,8 +119,9 @@ impl<T: Tracker> Vm<T> {
         f
     }
 
-    /// Called every so many instructions (at backward branches): instruction and time budgets.
-    pub(super) fn check_budgets(&mut self) -> VmResult<()> {
+    /// Called every so many instructions (at backward branches): instruction and time budgets;
+    /// `running` is the thread running now, which may be switched out.
+    pub(super) fn check_budgets(&mut self, running: Option<&JThread>) -> VmResult<()> {
         let limits = &self.opts.limits;
         if self.instructions >= limits.max_instructions {
             return Err(Fault::Fatal(VmError::InstructionBudget(self.instructions)));
@@ -134,7 +135,7 @@ impl<T: Tracker> Vm<T> {
         }
         self.next_check = (self.instructions + (1 << 20)).min(limits.max_instructions);
         if self.instructions >= self.switch_at {
-            self.maybe_switch()?;
+            self.maybe_switch(running)?;
         }
         self.next_check = self.next_check.min(self.switch_at);
         Ok(())

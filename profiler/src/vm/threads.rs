@@ -243,14 +243,14 @@ impl<T: Tracker> Vm<T> {
         self.threads.iter().enumerate().any(|(i, s)| i != self.current && s.state == State::Runnable)
     }
 
-    /// Called at backward branches when the slice is used up.
-    pub(super) fn maybe_switch(&mut self) -> VmResult<()> {
+    /// Called at backward branches when the slice is used up, by the running thread `running`.
+    pub(super) fn maybe_switch(&mut self, running: Option<&JThread>) -> VmResult<()> {
         self.switch_at = self.instructions + self.opts.time_slice;
         if !self.can_yield() {
             return Ok(());
         }
         // Sleepers whose time has come compete for the processor too.
-        self.update_states(Instant::now());
+        self.update_states(Instant::now(), running);
         if self.others_runnable() {
             return Err(Fault::Yield);
         }
@@ -371,7 +371,7 @@ impl<T: Tracker> Vm<T> {
     /// Sleeps one short step towards `deadline`: budgets and cancellation end a run within a step,
     /// whatever it waits for.
     fn nap_towards(&mut self, deadline: Instant) -> VmResult<()> {
-        self.check_budgets()?;
+        self.check_budgets(None)?;
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()).min(NAP));
         Ok(())
     }
@@ -504,7 +504,8 @@ impl<T: Tracker> Vm<T> {
     }
 
     /// Wakes sleepers and waiters whose time has come, and hands free monitors to waiting threads.
-    fn update_states(&mut self, now: Instant) {
+    /// `running`: the thread that runs now (its stack is out of its slot), if any.
+    fn update_states(&mut self, now: Instant, running: Option<&JThread>) {
         for i in 0..self.threads.len() {
             let state = self.threads[i].state.clone();
             let next = match state {
@@ -512,16 +513,21 @@ impl<T: Tracker> Vm<T> {
                 State::Parked(Some(d)) if d <= now => Some(State::Runnable),
                 State::Waiting { obj, count, deadline, notified } if notified || deadline.is_some_and(|d| d <= now) => {
                     // Re-enter the monitor before returning from wait().
-                    if self.monitor_free_for(i, obj) {
+                    if self.monitor_free_for(i, obj, running) {
                         if let Some(th) = self.threads[i].thread.as_mut() {
                             th.held.extend(std::iter::repeat_n(obj, count));
                         }
                         Some(State::Runnable)
                     } else {
+                        // Notified or timed out, it waits to re-enter the monitor: BLOCKED, as on HotSpot.
+                        let blocked = State::Blocked(obj).status().unwrap_or(STATUS_RUNNABLE);
+                        if self.thread_field(self.threads[i].obj, "threadStatus") != blocked {
+                            self.set_thread_field(self.threads[i].obj, "threadStatus", blocked);
+                        }
                         None
                     }
                 }
-                State::Blocked(obj) if self.monitor_free_for(i, obj) => Some(State::Runnable),
+                State::Blocked(obj) if self.monitor_free_for(i, obj, running) => Some(State::Runnable),
                 _ => None,
             };
             if let Some(s) = next {
@@ -530,11 +536,14 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
-    fn monitor_free_for(&self, who: usize, obj: Ref) -> bool {
-        self.threads
-            .iter()
-            .enumerate()
-            .all(|(i, s)| i == who || s.thread.as_ref().is_none_or(|th| !th.held.contains(&obj)))
+    /// Whether no thread but `who` holds the monitor of `obj`. The running thread's monitors are
+    /// in `running` (its stack is out of its slot); an ended thread holds none; a thread whose stack
+    /// is out of its slot for another reason counts as holding it.
+    fn monitor_free_for(&self, who: usize, obj: Ref, running: Option<&JThread>) -> bool {
+        self.threads.iter().enumerate().all(|(i, s)| {
+            let stack = s.thread.as_ref().or(running.filter(|r| r.obj == s.obj));
+            i == who || s.state == State::Terminated || stack.is_some_and(|th| !th.held.contains(&obj))
+        })
     }
 
     /// The program's threads wait for monitors that only they hold: no deadline (a daemon's timed
@@ -649,7 +658,7 @@ impl<T: Tracker> Vm<T> {
             {
                 return Ok(None);
             }
-            self.update_states(Instant::now());
+            self.update_states(Instant::now(), None);
             // Round robin from the thread after the one that ran last.
             let n = self.threads.len();
             let pick = (0..n).map(|k| (next + k) % n).find(|&i| self.threads[i].state == State::Runnable);

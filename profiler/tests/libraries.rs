@@ -3,10 +3,15 @@
 //! under the Bloatlens VM, on JDK 17 and on JDK 25, and must print the same stdout and exit with the
 //! same status. Libraries may log to stderr (with times), so stderr is not compared.
 //!
-//! A workload's class path is its `resources/` directory (if any) and the jars its `packages.txt`
-//! names, found with `dpkg -L` by `scripts/resolve-library-classpath.sh` (`.ci/run` installs the
-//! packages with `scripts/install-library-suite.sh`). `known-gaps.txt` lists the trials (`NAME`,
-//! `jdk25/NAME`) that do not pass yet, each with its reason; they run as ignored tests.
+//! A workload's class path is its `resources/` directory (if any), the jars its `packages.txt`
+//! names (found with `dpkg -L`) and those its `maven.txt` resolves to (Maven, from ~/.m2), by
+//! `scripts/resolve-library-classpath.sh` (`.ci/run` installs both with
+//! `scripts/install-library-suite.sh`). `known-gaps.txt` lists the trials (`NAME`, `jdk25/NAME`)
+//! that do not pass yet, each with its reason; they run as ignored tests.
+//!
+//! `heavy.txt` lists the workloads that take the longest (each with its figures): a plain `cargo
+//! test` (CI) leaves them out, as ignored tests, to keep its time down; `BLOATLENS_LIBRARY_SUITE=full`
+//! runs them too (so does `bloatlens-bench --libraries`, the benchmark), as does `--include-ignored`.
 
 mod hotspot;
 
@@ -56,7 +61,19 @@ fn check(jdk: &Jdk, dir: &Path) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let dirs = programs(&fixtures());
-    assert!(dirs.len() >= 25, "the suite has {} workloads", dirs.len());
-    let known = known_gaps(&fixtures().join("known-gaps.txt"));
-    libtest_mimic::run(&args, trials(&dirs, &known, check)).exit();
+    assert!(dirs.len() >= 80, "the suite has {} workloads", dirs.len());
+    let mut ignored = known_gaps(&fixtures().join("known-gaps.txt"));
+    if std::env::var("BLOATLENS_LIBRARY_SUITE").as_deref() != Ok("full") {
+        let heavy = known_gaps(&fixtures().join("heavy.txt"));
+        eprintln!(
+            "\n*** {} heavy workloads ignored on both JDKs (BLOATLENS_LIBRARY_SUITE=full runs them): {} ***\n",
+            heavy.len(),
+            heavy.join(", ")
+        );
+        for name in heavy {
+            ignored.push(format!("jdk25/{name}"));
+            ignored.push(name);
+        }
+    }
+    libtest_mimic::run(&args, trials(&dirs, &ignored, check)).exit();
 }

@@ -142,6 +142,8 @@ pub struct Class {
     pub loader: Ref,
     /// The protection domain given when the class was defined (0: none).
     pub protection_domain: Ref,
+    /// `Class.setSigners` (JDK 17, a native there): the signers a class loader gave the class.
+    pub signers: Ref,
     /// Declared fields, static and instance.
     pub fields: Vec<Field>,
     /// Instance slots, inherited ones included.

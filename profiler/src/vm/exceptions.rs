@@ -119,8 +119,9 @@ impl<T: Tracker> Vm<T> {
         f
     }
 
-    /// Called every so many instructions (at backward branches): instruction and time budgets.
-    pub(super) fn check_budgets(&mut self) -> VmResult<()> {
+    /// Called every so many instructions (at backward branches): instruction and time budgets;
+    /// `running` is the thread running now, which may be switched out.
+    pub(super) fn check_budgets(&mut self, running: Option<&JThread>) -> VmResult<()> {
         let limits = &self.opts.limits;
         if self.instructions >= limits.max_instructions {
             return Err(Fault::Fatal(VmError::InstructionBudget(self.instructions)));
@@ -134,7 +135,7 @@ impl<T: Tracker> Vm<T> {
         }
         self.next_check = (self.instructions + (1 << 20)).min(limits.max_instructions);
         if self.instructions >= self.switch_at {
-            self.maybe_switch()?;
+            self.maybe_switch(running)?;
         }
         self.next_check = self.next_check.min(self.switch_at);
         Ok(())
@@ -246,11 +247,13 @@ impl<T: Tracker> Vm<T> {
         let module_version = match (module, &module_name) {
             (0, _) | (_, None) => 0,
             _ => {
+                // The parsed version's text (as HotSpot's module entry keeps it), else the raw
+                // string of an unparsable one.
                 let descriptor = self.get_named(module, "descriptor") as Ref;
-                if descriptor == 0 {
-                    0
-                } else {
-                    self.get_named(descriptor, "rawVersionString")
+                match (descriptor, self.get_named(descriptor.max(1), "version") as Ref) {
+                    (0, _) => 0,
+                    (_, 0) => self.get_named(descriptor, "rawVersionString"),
+                    (_, version) => self.get_named(version, "version"),
                 }
             }
         };

@@ -91,7 +91,7 @@ impl<T: Tracker> Vm<T> {
         roots.extend(self.static_ref_slots.iter().map(|&s| self.statics[s as usize] as Ref));
         roots.extend(self.classes.iter().map(|c| c.mirror.get()));
         roots.extend(self.interned.values().copied());
-        roots.extend(self.classes.iter().flat_map(|c| [c.loader, c.protection_domain]));
+        roots.extend(self.classes.iter().flat_map(|c| [c.loader, c.protection_domain, c.signers]));
         roots.extend(self.loaders.iter().copied());
         roots.extend(self.namespaces.keys().copied());
         roots.extend(self.package_modules.values().copied());

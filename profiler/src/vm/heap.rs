@@ -167,6 +167,11 @@ impl Heap {
         }
     }
 
+    /// Every object on the heap (some may be unreachable until the next collection).
+    pub fn objects(&self) -> impl Iterator<Item = (Ref, &Object)> {
+        self.objects.iter().enumerate().filter_map(|(r, o)| o.as_ref().map(|o| (r as Ref, o)))
+    }
+
     pub fn is_live(&self, r: Ref) -> bool {
         r != 0 && matches!(self.objects.get(r as usize), Some(Some(_)))
     }

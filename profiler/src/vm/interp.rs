@@ -362,7 +362,7 @@ impl<T: Tracker> Vm<T> {
                                 if backward && self.instructions + executed >= self.next_check {
                                     sync!();
                                     self.sample_whereabouts(t);
-                                    tri!(self.check_budgets());
+                                    tri!(self.check_budgets(Some(t)));
                                 }
                             }
                         }};
@@ -1155,7 +1155,7 @@ impl<T: Tracker> Vm<T> {
                     // that covers itself): budgets are checked here too, the frame already at it.
                     if h <= at && self.instructions >= self.next_check {
                         self.sample_whereabouts(t);
-                        match self.check_budgets() {
+                        match self.check_budgets(Some(t)) {
                             Ok(()) => {}
                             Err(Fault::Yield) => return Err(Fault::Yield),
                             Err(other) => {

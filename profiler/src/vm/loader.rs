@@ -209,8 +209,10 @@ impl<T: Tracker> Vm<T> {
             let is_static = m.access_flags & access::STATIC != 0;
             let arg_slots = parsed.param_slots() as u16 + if is_static { 0 } else { 1 };
             let sig = self.sig(&m.name, &m.descriptor);
-            // A Rust implementation registered for a Java method replaces its bytecode (see natives).
-            let overridden = self.natives.contains_key(&(name, &*m.name, &*m.descriptor));
+            // A Rust implementation registered for a Java method replaces its bytecode (see natives),
+            // except for natives that later JDKs made Java methods around a new native.
+            let overridden = self.natives.contains_key(&(name, &*m.name, &*m.descriptor))
+                && !super::natives::NATIVE_ONLY.contains(&(name, &*m.name, &*m.descriptor));
             let access_flags = if overridden { m.access_flags | access::NATIVE } else { m.access_flags };
             self.methods.push(Method {
                 id: mid,
@@ -263,6 +265,7 @@ impl<T: Tracker> Vm<T> {
             user,
             loader,
             protection_domain: 0,
+            signers: 0,
             fields,
             instance_slots,
             ref_slots,
@@ -431,6 +434,7 @@ impl<T: Tracker> Vm<T> {
             user: self.classes[component as usize].user,
             loader,
             protection_domain: 0,
+            signers: 0,
             fields: Vec::new(),
             instance_slots: 0,
             ref_slots: Vec::new(),
@@ -470,6 +474,7 @@ impl<T: Tracker> Vm<T> {
                 user: false,
                 loader: 0,
                 protection_domain: 0,
+                signers: 0,
                 fields: Vec::new(),
                 instance_slots: 0,
                 ref_slots: Vec::new(),

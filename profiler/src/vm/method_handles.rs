@@ -61,8 +61,43 @@ impl<T: Tracker> Vm<T> {
 
     /// `MethodHandleNatives.linkMethod` for an `invokeExact`/`invoke` site.
     fn link_invoker(&mut self, t: &mut JThread, owner: ClassId, name: &str, desc: &str, args: u16) -> VmResult<Op> {
+        let (member, appendix) = self.link_method(t, owner, "java/lang/invoke/MethodHandle", name, desc)?;
+        self.invoker_op(t, member, appendix, args)
+    }
+
+    /// A `VarHandle` access-mode call site linked as HotSpot links every one: the JDK's invoker for
+    /// the access mode and the site's type, and its appendix (kept alive for the rest of the run).
+    pub(super) fn link_varhandle_site(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        name: &str,
+        desc: &str,
+        args: u16,
+    ) -> VmResult<(MethodId, Ref)> {
+        let mark = self.pinned.len();
+        let linked = self.link_method(t, owner, "java/lang/invoke/VarHandle", name, desc);
+        self.pinned.truncate(mark);
+        let (member, appendix_box) = linked?;
+        match self.invoker_op(t, member, appendix_box, args)? {
+            Op::InvokeHandle { invoker, appendix, .. } => Ok((invoker, appendix)),
+            Op::InvokeDirect { method, .. } => Ok((method, 0)),
+            _ => Err(Fault::Fatal(VmError::Internal(format!("VarHandle.{name}{desc} linked to no invoker")))),
+        }
+    }
+
+    /// The upcall `MethodHandleNatives.linkMethod(caller, REF_invokeVirtual, defc, name, type,
+    /// appendix[])`: the invoker's `MemberName` and the one-element box of its appendix.
+    fn link_method(
+        &mut self,
+        t: &mut JThread,
+        owner: ClassId,
+        defc: &str,
+        name: &str,
+        desc: &str,
+    ) -> VmResult<(Ref, Ref)> {
         let caller = self.mirror(owner);
-        let defc = self.load_or_throw(t, "java/lang/invoke/MethodHandle")?;
+        let defc = self.load_or_throw(t, defc)?;
         let defc = self.mirror(defc);
         let name = self.intern_str(name);
         self.pinned.push(name);
@@ -74,7 +109,7 @@ impl<T: Tracker> Vm<T> {
             m,
             &[caller as u64, REF_INVOKE_VIRTUAL as u64, defc as u64, name as u64, ty as u64, appendix as u64],
         )?;
-        self.invoker_op(t, member as Ref, appendix, args)
+        Ok((member as Ref, appendix))
     }
 
     /// The op that calls a linked invoker with the appendix the JDK answered, if any.

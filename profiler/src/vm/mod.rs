@@ -387,6 +387,13 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) inflaters: natives::Inflaters,
     /// java.management's memory pools and managers, once created.
     memory_beans: natives::MemoryBeans,
+    /// What programs set through java.management (flags, verbosity, thread figures on or off).
+    pub(crate) management: natives::Management,
+    /// Where the running thread's CPU time and allocation were last charged from.
+    usage_mark: threads::UsageMark,
+    /// VarHandle call sites the JDK linked (handles the VM does not access itself): by (caller,
+    /// bci), the invoker and its appendix.
+    varhandle_sites: HashMap<(MethodId, u16), (MethodId, Ref)>,
     /// Files the program has open.
     pub(crate) open_files: natives::OpenFiles,
     /// Where a sandboxed run's changes go (see [`Options::sandbox`]).
@@ -492,6 +499,9 @@ impl<T: Tracker> Vm<T> {
             inflaters: natives::Inflaters::default(),
             memory_beans: natives::MemoryBeans::default(),
             agents: Default::default(),
+            management: natives::Management::default(),
+            usage_mark: threads::UsageMark::default(),
+            varhandle_sites: HashMap::new(),
         };
         if let Some(config) = &vm.opts.sandbox {
             let sandbox = sandbox::Sandbox::new(config, &vm.working_dir()).map_err(|e| {

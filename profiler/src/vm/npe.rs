@@ -8,7 +8,7 @@ use super::class::MethodId;
 use super::heap::Ref;
 use super::{Tracker, Vm};
 use crate::classfile::descriptor::{Kind, MethodDescriptor};
-use crate::classfile::{Code, ConstantPool};
+use crate::classfile::{Code, Constant, ConstantPool};
 
 /// Origins of the operand-stack slots before an instruction (None: unknown).
 type Stack = Vec<Option<u16>>;
@@ -119,6 +119,12 @@ fn effect(b: &[u8], cp: &ConstantPool, pc: usize) -> Option<(usize, Vec<Kind>)> 
             let d = MethodDescriptor::parse(&cp.member_ref(u2(b, pc + 1)).ok()?.descriptor)?;
             (d.param_slots() + usize::from(op != 0xb8), if d.ret == Void { vec![] } else { vec![d.ret] })
         }
+        0xba => {
+            let Some(Constant::InvokeDynamic { name_and_type, .. }) = cp.get(u2(b, pc + 1)) else { return None };
+            let d = MethodDescriptor::parse(cp.name_and_type(*name_and_type).ok()?.1)?;
+            (d.param_slots(), if d.ret == Void { vec![] } else { vec![d.ret] })
+        }
+        0xc5 => (b[pc + 3] as usize, vec![Reference]),
         0xbb => return one(Reference),
         0xbc | 0xbd | 0xc0 => (1, vec![Reference]),
         0xbe | 0xc1 => (1, vec![Int]),
@@ -194,7 +200,7 @@ fn origins_at(code: &Code, cp: &ConstantPool, target: usize) -> Option<Stack> {
                 };
                 next.push((pc as i64 + off) as usize);
             }
-            0xa8..=0xb1 | 0xbf | 0xba | 0xc5 => {}
+            0xa8..=0xb1 | 0xbf => {}
             0xc4 => match b.get(pc + 1) {
                 Some(0x15 | 0x17) => s.push(Some(pc as u16)),
                 Some(0x16 | 0x18) => s.extend([Some(pc as u16), Some(pc as u16)]),
@@ -220,9 +226,6 @@ fn origins_at(code: &Code, cp: &ConstantPool, target: usize) -> Option<Stack> {
         }
         if !matches!(op, 0xa7..=0xb1 | 0xbf | 0xc8) && len > 0 {
             next.push(pc + len);
-        }
-        if matches!(op, 0xba | 0xc5) {
-            continue; // unsupported here: leaves later states unknown
         }
         for t in next {
             if t >= b.len() {

@@ -20,6 +20,32 @@ pub const SLICE: u64 = 200_000;
 pub const STATUS_NEW: u64 = 0;
 pub const STATUS_RUNNABLE: u64 = 0x0004 | 0x0001;
 pub const STATUS_TERMINATED: u64 = 0x0002;
+const ALIVE: u64 = 0x0001;
+const WAITING: u64 = 0x0080;
+const WAITING_INDEFINITELY: u64 = 0x0010;
+const WAITING_WITH_TIMEOUT: u64 = 0x0020;
+const SLEEPING: u64 = 0x0040;
+const IN_OBJECT_WAIT: u64 = 0x0100;
+const PARKED: u64 = 0x0200;
+const BLOCKED_ON_MONITOR_ENTER: u64 = 0x0400;
+
+impl State {
+    /// The `threadStatus` HotSpot keeps for a thread in this state (what `Thread.getState` and
+    /// `ThreadInfo` decode); None for the states that leave it as it is (terminated: set by
+    /// `terminate`; idle: the main thread after `main`).
+    pub fn status(&self) -> Option<u64> {
+        let timed = |deadline: bool| if deadline { WAITING_WITH_TIMEOUT } else { WAITING_INDEFINITELY };
+        Some(match self {
+            // HotSpot's Reference Handler waits for the pending list inside the VM, as RUNNABLE.
+            State::Runnable | State::AwaitingReferences => STATUS_RUNNABLE,
+            State::Blocked(_) => ALIVE | BLOCKED_ON_MONITOR_ENTER,
+            State::Waiting { deadline, .. } => ALIVE | WAITING | IN_OBJECT_WAIT | timed(deadline.is_some()),
+            State::Sleeping(_) => ALIVE | WAITING | SLEEPING | WAITING_WITH_TIMEOUT,
+            State::Parked(deadline) => ALIVE | WAITING | PARKED | timed(deadline.is_some()),
+            State::Idle | State::Terminated => return None,
+        })
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum State {
@@ -57,6 +83,50 @@ pub struct Slot {
     pub interrupted: Option<&'static str>,
     /// What the thread's outermost call is: its `run()`, or the Java calls that end a thread.
     pub ending: Ending,
+    /// What it used and how often it waited (java.management's thread figures).
+    pub usage: Usage,
+    /// The native it waits in (`Object.wait`, `Thread.sleep`, `Unsafe.park`): its frame has gone
+    /// (the thread resumes after the call), but stack traces show it on top, as HotSpot's do.
+    pub blocked_in: Option<MethodId>,
+}
+
+/// A thread's figures for java.management.
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    /// CPU time (user and system), and user time alone, in ns.
+    pub cpu_ns: u64,
+    pub user_ns: u64,
+    /// Bytes allocated.
+    pub allocated: u64,
+    /// Times it blocked on a contended monitor, and waited (`Object.wait`, sleep, park).
+    pub blocked_count: u64,
+    pub waited_count: u64,
+    /// Time spent blocked and waiting, in ms (counted while contention monitoring is on).
+    pub blocked_ms: u64,
+    pub waited_ms: u64,
+    /// When it entered its current state.
+    pub since: Option<Instant>,
+}
+
+/// The VM's own thread's CPU times (user and system, user alone) and the heap's allocation count
+/// when the running Java thread was last charged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UsageMark {
+    cpu_ns: u64,
+    user_ns: u64,
+    allocated: u64,
+}
+
+/// The CPU time of the calling OS thread (user and system, user alone), in ns.
+pub fn os_thread_times() -> (u64, u64) {
+    // SAFETY: `rusage` is plain integers, for which all zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one `rusage` through the pointer, which points to one we own.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return (0, 0);
+    }
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(usage.ru_utime) + ns(usage.ru_stime), ns(usage.ru_utime))
 }
 
 /// A thread ends as on HotSpot: after `run()`, an uncaught exception goes to
@@ -102,6 +172,52 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
+    /// Puts thread `i` in `state`, and its `threadStatus` with it (as HotSpot keeps it); counts
+    /// its blocks and waits (and times them while contention monitoring is on).
+    pub(super) fn set_state(&mut self, i: usize, state: State) {
+        if let Some(status) = state.status() {
+            if state.status() != self.threads[i].state.status() || self.threads[i].state == State::Idle {
+                self.set_thread_field(self.threads[i].obj, "threadStatus", status);
+            }
+        }
+        let timing = self.management.contention_monitoring;
+        let slot = &mut self.threads[i];
+        let usage = &mut slot.usage;
+        if let Some(since) = usage.since.take() {
+            let ms = since.elapsed().as_millis() as u64;
+            match slot.state {
+                State::Blocked(_) => usage.blocked_ms += ms,
+                State::Waiting { .. } | State::Sleeping(_) | State::Parked(_) => usage.waited_ms += ms,
+                _ => {}
+            }
+        }
+        match state {
+            State::Blocked(_) => usage.blocked_count += 1,
+            State::Waiting { .. } | State::Sleeping(_) | State::Parked(_) => usage.waited_count += 1,
+            _ => {}
+        }
+        if timing && matches!(state, State::Blocked(_) | State::Waiting { .. } | State::Sleeping(_) | State::Parked(_))
+        {
+            usage.since = Some(Instant::now());
+        }
+        if !matches!(state, State::Waiting { .. } | State::Sleeping(_) | State::Parked(_)) {
+            slot.blocked_in = None;
+        }
+        slot.state = state;
+    }
+
+    /// Charges the CPU time and the allocation since the last charge to the running thread.
+    pub(super) fn charge_running_thread(&mut self) {
+        let (cpu_ns, user_ns) = os_thread_times();
+        let mark = UsageMark { cpu_ns, user_ns, allocated: self.heap.allocated_bytes };
+        let last = std::mem::replace(&mut self.usage_mark, mark);
+        if let Some(s) = self.threads.get_mut(self.current) {
+            s.usage.cpu_ns += mark.cpu_ns.saturating_sub(last.cpu_ns);
+            s.usage.user_ns += mark.user_ns.saturating_sub(last.user_ns);
+            s.usage.allocated += mark.allocated.saturating_sub(last.allocated);
+        }
+    }
+
     /// Registers a thread (its Java object and stack) and returns its index.
     pub(super) fn add_thread(&mut self, obj: Ref, daemon: bool, thread: Option<JThread>, state: State) -> usize {
         self.threads.push(Slot {
@@ -112,6 +228,8 @@ impl<T: Tracker> Vm<T> {
             permit: false,
             interrupted: None,
             ending: Ending::Running,
+            usage: Usage::default(),
+            blocked_in: None,
         });
         self.threads.len() - 1
     }
@@ -125,14 +243,14 @@ impl<T: Tracker> Vm<T> {
         self.threads.iter().enumerate().any(|(i, s)| i != self.current && s.state == State::Runnable)
     }
 
-    /// Called at backward branches when the slice is used up.
-    pub(super) fn maybe_switch(&mut self) -> VmResult<()> {
+    /// Called at backward branches when the slice is used up, by the running thread `running`.
+    pub(super) fn maybe_switch(&mut self, running: Option<&JThread>) -> VmResult<()> {
         self.switch_at = self.instructions + self.opts.time_slice;
         if !self.can_yield() {
             return Ok(());
         }
         // Sleepers whose time has come compete for the processor too.
-        self.update_states(Instant::now());
+        self.update_states(Instant::now(), running);
         if self.others_runnable() {
             return Err(Fault::Yield);
         }
@@ -162,7 +280,7 @@ impl<T: Tracker> Vm<T> {
             return Ok(());
         }
         if self.can_yield() {
-            self.threads[self.current].state = State::Blocked(obj);
+            self.set_state(self.current, State::Blocked(obj));
             return Err(Fault::Yield);
         }
         Err(Fault::Fatal(VmError::Unsupported(
@@ -206,7 +324,8 @@ impl<T: Tracker> Vm<T> {
         }
         let count = t.held.iter().filter(|&&o| o == obj).count();
         t.held.retain(|&o| o != obj);
-        self.threads[self.current].state = State::Waiting { obj, count, deadline, notified: false };
+        self.set_state(self.current, State::Waiting { obj, count, deadline, notified: false });
+        self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 
@@ -252,7 +371,7 @@ impl<T: Tracker> Vm<T> {
     /// Sleeps one short step towards `deadline`: budgets and cancellation end a run within a step,
     /// whatever it waits for.
     fn nap_towards(&mut self, deadline: Instant) -> VmResult<()> {
-        self.check_budgets()?;
+        self.check_budgets(None)?;
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()).min(NAP));
         Ok(())
     }
@@ -262,13 +381,19 @@ impl<T: Tracker> Vm<T> {
         if ms < 0 {
             return Err(self.throw_new(t, "java/lang/IllegalArgumentException", Some("timeout value is negative")));
         }
+        self.sleep_for(t, Duration::from_millis(ms as u64))
+    }
+
+    /// Sleeps `time` (JDK 21+'s `Thread.sleepNanos0`, and `sleep` before it).
+    pub(super) fn sleep_for(&mut self, t: &mut JThread, time: Duration) -> VmResult<()> {
         if self.take_interrupt(t) {
             return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
         }
         if !self.can_yield() {
-            return self.wait_in_place(Instant::now() + Duration::from_millis(ms as u64));
+            return self.wait_in_place(Instant::now() + time);
         }
-        self.threads[self.current].state = State::Sleeping(Instant::now() + Duration::from_millis(ms as u64));
+        self.set_state(self.current, State::Sleeping(Instant::now() + time));
+        self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 
@@ -297,7 +422,8 @@ impl<T: Tracker> Vm<T> {
                 None => Err(Fault::Fatal(VmError::Unsupported("LockSupport.park() inside a nested VM call".into()))),
             };
         }
-        self.threads[me].state = State::Parked(deadline);
+        self.set_state(me, State::Parked(deadline));
+        self.threads[me].blocked_in = t.natives.last().map(|&(_, m)| m);
         Err(Fault::Yield)
     }
 
@@ -312,14 +438,16 @@ impl<T: Tracker> Vm<T> {
                 "Reference.waitForReferencePendingList inside a nested VM call".into(),
             )));
         }
-        self.threads[self.current].state = State::AwaitingReferences;
+        self.set_state(self.current, State::AwaitingReferences);
         Err(Fault::Yield)
     }
 
     /// A collection left references pending: the Reference Handler may run.
     pub(super) fn wake_reference_handler(&mut self) {
-        for s in self.threads.iter_mut().filter(|s| s.state == State::AwaitingReferences) {
-            s.state = State::Runnable;
+        for i in 0..self.threads.len() {
+            if self.threads[i].state == State::AwaitingReferences {
+                self.set_state(i, State::Runnable);
+            }
         }
     }
 
@@ -329,10 +457,9 @@ impl<T: Tracker> Vm<T> {
 
     pub(super) fn unpark(&mut self, thread_obj: Ref) {
         if let Some(i) = self.slot_of(thread_obj) {
-            let s = &mut self.threads[i];
-            match s.state {
-                State::Parked(_) => s.state = State::Runnable,
-                _ => s.permit = true,
+            match self.threads[i].state {
+                State::Parked(_) => self.set_state(i, State::Runnable),
+                _ => self.threads[i].permit = true,
             }
         }
     }
@@ -344,13 +471,13 @@ impl<T: Tracker> Vm<T> {
             match &mut s.state {
                 State::Sleeping(_) => {
                     s.interrupted = Some("sleep interrupted");
-                    s.state = State::Runnable;
+                    self.set_state(i, State::Runnable);
                 }
                 State::Waiting { notified, .. } => {
-                    s.interrupted = Some("");
                     *notified = true;
+                    s.interrupted = Some("");
                 }
-                State::Parked(_) => s.state = State::Runnable,
+                State::Parked(_) => self.set_state(i, State::Runnable),
                 _ => {}
             }
         }
@@ -372,11 +499,13 @@ impl<T: Tracker> Vm<T> {
         let daemon = self.thread_field(thread_obj, "daemon") != 0;
         let _ = t;
         self.add_thread(thread_obj, daemon, Some(jt), State::Runnable);
+        self.note_thread_started();
         Ok(())
     }
 
     /// Wakes sleepers and waiters whose time has come, and hands free monitors to waiting threads.
-    fn update_states(&mut self, now: Instant) {
+    /// `running`: the thread that runs now (its stack is out of its slot), if any.
+    fn update_states(&mut self, now: Instant, running: Option<&JThread>) {
         for i in 0..self.threads.len() {
             let state = self.threads[i].state.clone();
             let next = match state {
@@ -384,29 +513,37 @@ impl<T: Tracker> Vm<T> {
                 State::Parked(Some(d)) if d <= now => Some(State::Runnable),
                 State::Waiting { obj, count, deadline, notified } if notified || deadline.is_some_and(|d| d <= now) => {
                     // Re-enter the monitor before returning from wait().
-                    if self.monitor_free_for(i, obj) {
+                    if self.monitor_free_for(i, obj, running) {
                         if let Some(th) = self.threads[i].thread.as_mut() {
                             th.held.extend(std::iter::repeat_n(obj, count));
                         }
                         Some(State::Runnable)
                     } else {
+                        // Notified or timed out, it waits to re-enter the monitor: BLOCKED, as on HotSpot.
+                        let blocked = State::Blocked(obj).status().unwrap_or(STATUS_RUNNABLE);
+                        if self.thread_field(self.threads[i].obj, "threadStatus") != blocked {
+                            self.set_thread_field(self.threads[i].obj, "threadStatus", blocked);
+                        }
                         None
                     }
                 }
-                State::Blocked(obj) if self.monitor_free_for(i, obj) => Some(State::Runnable),
+                State::Blocked(obj) if self.monitor_free_for(i, obj, running) => Some(State::Runnable),
                 _ => None,
             };
             if let Some(s) = next {
-                self.threads[i].state = s;
+                self.set_state(i, s);
             }
         }
     }
 
-    fn monitor_free_for(&self, who: usize, obj: Ref) -> bool {
-        self.threads
-            .iter()
-            .enumerate()
-            .all(|(i, s)| i == who || s.thread.as_ref().is_none_or(|th| !th.held.contains(&obj)))
+    /// Whether no thread but `who` holds the monitor of `obj`. The running thread's monitors are
+    /// in `running` (its stack is out of its slot); an ended thread holds none; a thread whose stack
+    /// is out of its slot for another reason counts as holding it.
+    fn monitor_free_for(&self, who: usize, obj: Ref, running: Option<&JThread>) -> bool {
+        self.threads.iter().enumerate().all(|(i, s)| {
+            let stack = s.thread.as_ref().or(running.filter(|r| r.obj == s.obj));
+            i == who || s.state == State::Terminated || stack.is_some_and(|th| !th.held.contains(&obj))
+        })
     }
 
     /// The program's threads wait for monitors that only they hold: no deadline (a daemon's timed
@@ -504,7 +641,7 @@ impl<T: Tracker> Vm<T> {
             Err(f) => return Err(f),
         }
         let base_depth = self.threads[who].thread.as_ref().map(|j| j.frames.len() - 1).unwrap_or(0);
-        self.threads[who].state = State::Runnable;
+        self.set_state(who, State::Runnable);
         match self.schedule(Some((who, base_depth)))? {
             Some(done) => Ok(done),
             None => Err(Fault::Fatal(VmError::Internal("scheduler ended without the target call".into()))),
@@ -521,7 +658,7 @@ impl<T: Tracker> Vm<T> {
             {
                 return Ok(None);
             }
-            self.update_states(Instant::now());
+            self.update_states(Instant::now(), None);
             // Round robin from the thread after the one that ran last.
             let n = self.threads.len();
             let pick = (0..n).map(|k| (next + k) % n).find(|&i| self.threads[i].state == State::Runnable);
@@ -538,6 +675,9 @@ impl<T: Tracker> Vm<T> {
                 }
             };
             let mut jt = self.threads[i].thread.take().expect("runnable thread has a stack");
+            if i != self.current {
+                self.charge_running_thread();
+            }
             self.current = i;
             self.switch_at = self.instructions + self.opts.time_slice;
             self.next_check = self.next_check.min(self.switch_at);

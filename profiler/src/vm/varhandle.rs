@@ -1,9 +1,13 @@
 //! Calls through `VarHandle`s (`get`, `set`, `compareAndSet`, `getAndAdd`, …), which javac emits
 //! as signature-polymorphic invokes. The JDK's own code builds the handle objects (see
 //! natives/invoke.rs); the VM links each call site to [`Op::InvokeVarHandle`] and performs the
-//! access here, reading the handle's offsets and going through the same memory access as Unsafe.
-//! One thread runs at a time, so every access mode (plain, opaque, acquire/release, volatile) is
-//! the same operation.
+//! access here for the handles of fields, array elements and byte-array views, reading the handle's
+//! offsets and going through the same memory access as Unsafe. One thread runs at a time, so every
+//! access mode (plain, opaque, acquire/release, volatile) is the same operation. Any other handle
+//! (memory segments' and byte buffers' views, handles adapted by `MethodHandles`' var-handle
+//! combinators) is called as HotSpot calls every one: through the invoker the JDK links for the
+//! site's access mode and type (`MethodHandleNatives.linkMethod`), which runs the handle's own
+//! Java code.
 
 use super::heap::Ref;
 use super::natives::memory::{read, to_slot, width, STATIC_TAG};
@@ -105,6 +109,42 @@ impl<T: Tracker> Vm<T> {
         }
     }
 
+    /// A VarHandle call the VM does not perform itself, through the JDK's invoker for the call
+    /// site (linked on first use and kept per site).
+    fn varhandle_through_jdk(&mut self, t: &mut JThread, at: usize, nargs: usize) -> VmResult<u64> {
+        let depth = t.frames.len() - 1;
+        let (caller, bci) = (t.frames[depth].method, t.frame_bci(depth));
+        let (invoker, appendix) = match self.varhandle_sites.get(&(caller, bci)) {
+            Some(&linked) => linked,
+            None => {
+                let owner = self.methods[caller as usize].class;
+                let (name, desc) = self.call_site_ref(caller, bci)?;
+                let linked = self.link_varhandle_site(t, owner, &name, &desc, nargs as u16)?;
+                self.varhandle_sites.insert((caller, bci), linked);
+                linked
+            }
+        };
+        let mut args = t.stack[at..at + nargs].to_vec();
+        if appendix != 0 {
+            args.push(appendix as u64);
+        }
+        self.invoke(t, invoker, &args)
+    }
+
+    /// The name and descriptor of the method the invoke instruction at `bci` of `m` names.
+    fn call_site_ref(&self, m: super::class::MethodId, bci: u16) -> VmResult<(String, String)> {
+        let method = &self.methods[m as usize];
+        let bad = || Fault::Fatal(VmError::Internal(format!("no invoke at {}:{bci}", self.method_name(m))));
+        let code = method.raw.as_ref().ok_or_else(bad)?;
+        let index = match code.bytecode.get(bci as usize..bci as usize + 3) {
+            Some(&[_, hi, lo]) => u16::from_be_bytes([hi, lo]),
+            _ => return Err(bad()),
+        };
+        let file = self.classes[method.class as usize].file.as_ref().ok_or_else(bad)?;
+        let r = file.constant_pool.member_ref(index).map_err(|_| bad())?;
+        Ok((r.name.to_string(), r.descriptor.to_string()))
+    }
+
     /// Runs a VarHandle access whose arguments (handle first) are the `nargs` slots at `at`.
     pub(super) fn varhandle_invoke(&mut self, t: &mut JThread, op: u8, at: usize, nargs: usize) -> VmResult<u64> {
         let op = VhOp::from_u8(op);
@@ -120,7 +160,7 @@ impl<T: Tracker> Vm<T> {
         }
         let Some((family, shape)) = class.strip_prefix("java/lang/invoke/VarHandle").and_then(|r| r.split_once('$'))
         else {
-            return Err(Fault::Fatal(VmError::Unsupported(format!("VarHandle of kind {}", class.replace('/', ".")))));
+            return self.varhandle_through_jdk(t, at, nargs);
         };
         let kind = match family {
             "Ints" => b'I',
@@ -132,12 +172,7 @@ impl<T: Tracker> Vm<T> {
             "Chars" => b'C',
             "Floats" => b'F',
             "Doubles" => b'D',
-            _ => {
-                return Err(Fault::Fatal(VmError::Unsupported(format!(
-                    "VarHandle of kind {}",
-                    class.replace('/', ".")
-                ))))
-            }
+            _ => return self.varhandle_through_jdk(t, at, nargs),
         };
         if shape.ends_with("ReadOnly") && op != VhOp::Get {
             return Err(self.throw_new(t, "java/lang/UnsupportedOperationException", None));
@@ -166,7 +201,7 @@ impl<T: Tracker> Vm<T> {
             let ashift = self.get_named(handle, "ashift") as i32;
             (arr, abase + ((index as i64) << ashift), at + 3)
         } else {
-            return Err(Fault::Fatal(VmError::Unsupported(format!("VarHandle of kind {}", class.replace('/', ".")))));
+            return self.varhandle_through_jdk(t, at, nargs);
         };
         let slots = if matches!(kind, b'J' | b'D') { 2 } else { 1 };
         let mut value = || {

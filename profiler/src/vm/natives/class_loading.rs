@@ -86,6 +86,23 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         },
     );
     // The nest: its host first, then the members its NestMembers attribute names.
+    // JDK 17: a class's signers, kept by the VM (a copy is handed out, as HotSpot does).
+    reg.add("java/lang/Class", "setSigners", "([Ljava/lang/Object;)V", |vm, _, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        vm.classes[c as usize].signers = a[1] as Ref;
+        Ok(0)
+    });
+    reg.add("java/lang/Class", "getSigners", "()[Ljava/lang/Object;", |vm, _, a| {
+        let c = vm.class_of_mirror(a[0] as Ref);
+        match vm.classes[c as usize].signers {
+            0 => Ok(0),
+            signers => {
+                let copy = vm.heap.get(signers).data.clone();
+                let class = vm.heap.get(signers).class;
+                Ok(vm.heap.alloc(class, copy) as u64)
+            }
+        }
+    });
     reg.add("java/lang/Class", "getNestMembers0", "()[Ljava/lang/Class;", |vm, t, a| {
         let host = vm.nest_host(t, vm.class_of_mirror(a[0] as Ref))?;
         let members = vm.classes[host as usize].file.as_ref().map(|f| f.nest_members.clone()).unwrap_or_default();

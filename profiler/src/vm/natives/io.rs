@@ -60,6 +60,12 @@ impl OpenFiles {
 }
 
 pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
+    // `System.console()`: whether the program's standard streams are a terminal (JDK 17 asks for
+    // stdin and stdout together, JDK 22+ for each); never when the VM captures them or gives the
+    // program another stdin. No console charset of its own on Linux (null), as in HotSpot.
+    reg.add("java/io/Console", "encoding", "()Ljava/lang/String;", |_, _, _| Ok(0));
+    reg.add("java/io/Console", "istty", "()Z", |vm, _, _| Ok((tty_status(vm) & 3 == 3) as u64));
+    reg.add("java/io/Console", "ttyStatus", "()I", |vm, _, _| Ok(tty_status(vm)));
     // Serialization's class descriptors: the JDK asks only whether a class has a static initializer
     // (for the default serialVersionUID); its field-ID setup has nothing to set up here.
     reg.add("java/io/ObjectStreamClass", "initNative", "()V", |_, _, _| Ok(0));
@@ -444,4 +450,15 @@ fn read_bytes<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResul
         }
     }
     Ok(n as u64)
+}
+
+/// Which of the program's stdin, stdout and stderr are terminals (bits 1, 2, 4).
+fn tty_status<T: Tracker>(vm: &Vm<T>) -> u64 {
+    // SAFETY: isatty only inspects the descriptor number it is given.
+    let tty = |fd: i32| unsafe { libc::isatty(fd) } == 1;
+    let captured = vm.capture.is_some();
+    let stdin = vm.opts.stdin == Stdin::Inherit && tty(0);
+    let stdout = !captured && if vm.opts.stdout_to_stderr { tty(2) } else { tty(1) };
+    let stderr = !captured && tty(2);
+    stdin as u64 | (stdout as u64) << 1 | (stderr as u64) << 2
 }

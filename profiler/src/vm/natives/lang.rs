@@ -82,6 +82,15 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         vm.monitor_wait(t, r(a[0]), a[1] as i64)?;
         Ok(0)
     });
+    // JDK 21+: `wait(long)` and `sleep(long)` are Java (virtual threads), around these natives.
+    reg.add("java/lang/Object", "wait0", "(J)V", |vm, t, a| {
+        vm.monitor_wait(t, r(a[0]), a[1] as i64)?;
+        Ok(0)
+    });
+    reg.add("java/lang/Thread", "sleepNanos0", "(J)V", |vm, t, a| {
+        vm.sleep_for(t, std::time::Duration::from_nanos(a[0]))?;
+        Ok(0)
+    });
     // The Reference Handler blocks until the collector leaves references pending (see vm/gc.rs).
     reg.add("java/lang/ref/Reference", "waitForReferencePendingList", "()V", |vm, _, _| {
         vm.await_pending_references()?;
@@ -101,6 +110,9 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("java/lang/String", "intern", "()Ljava/lang/String;", |vm, _, a| Ok(vm.intern(r(a[0])) as u64));
     reg.add("java/lang/StringUTF16", "isBigEndian", "()Z", |_, _, _| b(false));
     reg.add("java/lang/NullPointerException", "getExtendedNPEMessage", "()Ljava/lang/String;", |vm, _, a| {
+        if !super::flags::show_code_details(vm) {
+            return Ok(0);
+        }
         match vm.extended_npe_message(r(a[0])) {
             Some(msg) => Ok(vm.new_string(&msg) as u64),
             None => Ok(0),

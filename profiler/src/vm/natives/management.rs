@@ -2,11 +2,64 @@
 //! `ManagementFactory.getRuntimeMXBean()` and friends read: the JMM version, the optional
 //! features (all supported, as HotSpot on Linux says), times, the process id, thread and class
 //! counts. The VM has no JVM options of its own, so its input arguments are empty.
+//!
+//! Threads (`sun.management.ThreadImpl`, the `ThreadMXBean`, and `Thread.getAllStackTraces` /
+//! `getStackTrace` of another thread): the live threads, `ThreadInfo` snapshots with HotSpot's
+//! thread states, lock, lock owner, blocked and waited counts (times while contention monitoring is
+//! on), stack traces, locked monitors and ownable synchronizers; deadlock detection over monitors
+//! and ownable synchronizers; each thread's CPU time (the VM's own thread's CPU time, charged to the
+//! Java thread that ran at each switch) and the bytes it allocated (the VM's object sizes).
 
 use super::Registry;
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::threads::State;
 use crate::vm::{Tracker, Vm};
+use std::collections::HashMap;
+
+/// What programs change through java.management, and the peak thread count.
+pub struct Management {
+    /// Flags set with `HotSpotDiagnosticMXBean.setVMOption`.
+    pub(crate) flags: HashMap<&'static str, super::flags::FlagValue>,
+    verbose_class: bool,
+    verbose_gc: bool,
+    thread_cpu_time: bool,
+    thread_allocated_memory: bool,
+    pub(crate) contention_monitoring: bool,
+    peak_threads: u64,
+}
+
+impl Default for Management {
+    fn default() -> Self {
+        Management {
+            flags: HashMap::new(),
+            verbose_class: false,
+            verbose_gc: false,
+            thread_cpu_time: true,
+            thread_allocated_memory: true,
+            contention_monitoring: false,
+            peak_threads: 0,
+        }
+    }
+}
+
+impl Management {
+    pub(super) fn set_thread_cpu_time(&mut self, on: bool) {
+        self.thread_cpu_time = on;
+    }
+    pub(super) fn set_thread_allocated_memory(&mut self, on: bool) {
+        self.thread_allocated_memory = on;
+    }
+}
+
+/// `ThreadMXBean.resetPeakThreadCount`: the peak starts again from the threads alive now.
+pub(super) fn reset_peak_threads<T: Tracker>(vm: &mut Vm<T>) {
+    vm.management.peak_threads = live_threads(vm, false);
+}
+
+/// The JDK's feature release (17, 25, ...).
+pub(super) fn feature<T: Tracker>(vm: &Vm<T>) -> u32 {
+    vm.opts.jdk.version().and_then(|v| v.split('.').next()?.parse::<u32>().ok()).unwrap_or(17)
+}
 
 const VMM: &str = "sun/management/VMManagementImpl";
 
@@ -33,13 +86,25 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         }
         Ok(0)
     });
-    reg.add(VMM, "isThreadContentionMonitoringEnabled", "()Z", |_, _, _| Ok(0));
-    reg.add(VMM, "isThreadCpuTimeEnabled", "()Z", |_, _, _| Ok(1));
-    reg.add(VMM, "isThreadAllocatedMemoryEnabled", "()Z", |_, _, _| Ok(1));
+    reg.add(VMM, "isThreadContentionMonitoringEnabled", "()Z", |vm, _, _| {
+        Ok(vm.management.contention_monitoring as u64)
+    });
+    reg.add(VMM, "isThreadCpuTimeEnabled", "()Z", |vm, _, _| Ok(vm.management.thread_cpu_time as u64));
+    reg.add(VMM, "isThreadAllocatedMemoryEnabled", "()Z", |vm, _, _| Ok(vm.management.thread_allocated_memory as u64));
     reg.add(VMM, "getTotalClassCount", "()J", |vm, _, _| Ok(vm.classes.len() as u64));
     reg.add(VMM, "getUnloadedClassCount", "()J", |_, _, _| Ok(0));
-    reg.add(VMM, "getVerboseClass", "()Z", |_, _, _| Ok(0));
-    reg.add(VMM, "getVerboseGC", "()Z", |_, _, _| Ok(0));
+    reg.add(VMM, "getVerboseClass", "()Z", |vm, _, _| Ok(vm.management.verbose_class as u64));
+    reg.add(VMM, "getVerboseGC", "()Z", |vm, _, _| Ok(vm.management.verbose_gc as u64));
+    // `-verbose:class` and `-verbose:gc` switched on at run time: remembered (the beans read them
+    // back), but the VM prints no unified-logging lines.
+    reg.add("sun/management/ClassLoadingImpl", "setVerboseClass", "(Z)V", |vm, _, a| {
+        vm.management.verbose_class = a[0] != 0;
+        Ok(0)
+    });
+    reg.add("sun/management/MemoryImpl", "setVerboseGC", "(Z)V", |vm, _, a| {
+        vm.management.verbose_gc = a[1] != 0;
+        Ok(0)
+    });
     reg.add(VMM, "getProcessId", "()I", |_, _, _| Ok(std::process::id() as u64));
     reg.add(VMM, "getVmArguments0", "()[Ljava/lang/String;", |vm, _, _| Ok(vm.new_string_array(&[])? as u64));
     reg.add(VMM, "getStartupTime", "()J", |vm, _, _| {
@@ -53,7 +118,7 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add(VMM, "getTotalCompileTime", "()J", |_, _, _| Ok(0));
     reg.add(VMM, "getTotalThreadCount", "()J", |vm, _, _| Ok(vm.threads.len() as u64));
     reg.add(VMM, "getLiveThreadCount", "()I", |vm, _, _| Ok(live_threads(vm, false)));
-    reg.add(VMM, "getPeakThreadCount", "()I", |vm, _, _| Ok(live_threads(vm, false)));
+    reg.add(VMM, "getPeakThreadCount", "()I", |vm, _, _| Ok(peak_threads(vm)));
     reg.add(VMM, "getDaemonThreadCount", "()I", |vm, _, _| Ok(live_threads(vm, true)));
     for name in [
         "getSafepointCount",
@@ -114,6 +179,19 @@ fn live_threads<T: Tracker>(vm: &Vm<T>, daemons_only: bool) -> u64 {
         .iter()
         .filter(|s| !matches!(s.state, State::Terminated | State::Idle) && (!daemons_only || s.daemon))
         .count() as u64
+}
+
+/// The most threads alive at once since the start or the last reset.
+fn peak_threads<T: Tracker>(vm: &mut Vm<T>) -> u64 {
+    vm.management.peak_threads = vm.management.peak_threads.max(live_threads(vm, false));
+    vm.management.peak_threads
+}
+
+impl<T: Tracker> Vm<T> {
+    /// A thread started: the peak thread count may grow.
+    pub(crate) fn note_thread_started(&mut self) {
+        peak_threads(self);
+    }
 }
 
 /// `com.sun.management.internal.OperatingSystemImpl` (jdk.management) on Linux: memory and
@@ -181,7 +259,7 @@ pub(super) fn register_cgroups<T: Tracker>(reg: &mut Registry<T>) {
 }
 
 /// A /proc/meminfo line's value, in bytes.
-fn meminfo(key: &str) -> u64 {
+pub(super) fn meminfo(key: &str) -> u64 {
     let info = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let kb = info.lines().find_map(|l| l.strip_prefix(key)?.split_whitespace().next()?.parse::<u64>().ok());
     kb.unwrap_or(0) * 1024

@@ -96,31 +96,45 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add(U, "setMemory0", "(Ljava/lang/Object;JJB)V", |vm, t, a| {
         let (o, off, len, v) = (a[1] as Ref, a[2] as i64, a[4] as i64, a[6] as u8);
-        for i in 0..len {
-            write(vm, t, o, off + i, 1, v as u64)?;
-        }
-        Ok(0)
+        bulk(vm, |vm| {
+            for i in 0..len {
+                write(vm, t, o, off + i, 1, v as u64)?;
+            }
+            Ok(0)
+        })
     });
     reg.add(U, "copySwapMemory0", "(Ljava/lang/Object;JLjava/lang/Object;JJJ)V", |vm, t, a| {
         // Copies elements of `size` bytes, reversing the bytes of each (endianness conversion).
         let (src, soff, dst, doff, len, size) =
             (a[1] as Ref, a[2] as i64, a[4] as Ref, a[5] as i64, a[7] as i64, a[9] as i64);
         let bytes: Vec<u64> = (0..len).map(|i| read(vm, t, src, soff + i, 1)).collect::<VmResult<_>>()?;
-        for (i, chunk) in bytes.chunks(size.max(1) as usize).enumerate() {
-            for (j, &b) in chunk.iter().rev().enumerate() {
-                write(vm, t, dst, doff + (i * size as usize + j) as i64, 1, b)?;
+        bulk(vm, |vm| {
+            for (i, chunk) in bytes.chunks(size.max(1) as usize).enumerate() {
+                for (j, &b) in chunk.iter().rev().enumerate() {
+                    write(vm, t, dst, doff + (i * size as usize + j) as i64, 1, b)?;
+                }
             }
-        }
-        Ok(0)
+            Ok(0)
+        })
     });
     reg.add(U, "copyMemory0", "(Ljava/lang/Object;JLjava/lang/Object;JJ)V", |vm, t, a| {
         let (src, soff, dst, doff, len) = (a[1] as Ref, a[2] as i64, a[4] as Ref, a[5] as i64, a[7] as i64);
         let bytes: Vec<u64> = (0..len).map(|i| read(vm, t, src, soff + i, 1)).collect::<VmResult<_>>()?;
-        for (i, b) in bytes.into_iter().enumerate() {
-            write(vm, t, dst, doff + i as i64, 1, b)?;
-        }
-        Ok(0)
+        bulk(vm, |vm| {
+            for (i, b) in bytes.into_iter().enumerate() {
+                write(vm, t, dst, doff + i as i64, 1, b)?;
+            }
+            Ok(0)
+        })
     });
+}
+
+/// Runs a bulk write: mapped files get its changes once, at the end.
+fn bulk<T: Tracker>(vm: &mut Vm<T>, f: impl FnOnce(&mut Vm<T>) -> VmResult<u64>) -> VmResult<u64> {
+    vm.native_memory.begin_bulk();
+    let r = f(vm);
+    vm.native_memory.end_bulk();
+    r
 }
 
 /// The declaring class and name of a `java.lang.reflect.Field`.
@@ -367,13 +381,54 @@ pub(super) fn bind_unsafe_access<T: Tracker>(name: &str) -> Option<NativeFn<T>> 
 pub struct NativeMemory {
     blocks: std::collections::BTreeMap<u64, Block>,
     next: u64,
+    /// Inside a bulk operation (`copyMemory`, `setMemory`): writes to mapped files are written
+    /// through once, at its end (`end_bulk`), instead of one by one.
+    bulk: bool,
 }
 
-/// A block of native memory: allocated by the program, or a file mapped read-only by the VM
-/// (the JDK image, as HotSpot maps it for `NativeImageBuffer`).
+/// A block of native memory: allocated by the program, the JDK image mapped read-only by the VM
+/// (as HotSpot maps it for `NativeImageBuffer`), or a file region the program mapped
+/// (`FileChannel.map`).
 enum Block {
     Owned(Vec<u8>),
     Mapped(std::sync::Arc<memmap2::Mmap>),
+    File(FileMap),
+}
+
+/// A region of a file mapped by the program: its bytes, read in when mapped. A shared writable
+/// mapping (`MapMode.READ_WRITE`) writes every change through to the file at once, so the file
+/// reads as it would with the pages shared (reads elsewhere see the writes; changes made to the
+/// file by other means after the mapping are not seen through it). A read-only or private mapping
+/// keeps its changes to itself.
+struct FileMap {
+    bytes: Vec<u8>,
+    /// The file and the position of the region, for a shared writable mapping.
+    sink: Option<(std::fs::File, u64)>,
+    /// Bytes changed during a bulk operation, not yet written through.
+    dirty: Option<(usize, usize)>,
+}
+
+impl FileMap {
+    fn changed(&mut self, from: usize, to: usize, bulk: bool) {
+        if self.sink.is_none() {
+            return;
+        }
+        self.dirty = Some(match self.dirty {
+            Some((a, b)) => (a.min(from), b.max(to)),
+            None => (from, to),
+        });
+        if !bulk {
+            self.write_through();
+        }
+    }
+
+    fn write_through(&mut self) {
+        use std::os::unix::fs::FileExt;
+        if let (Some((file, position)), Some((from, to))) = (&self.sink, self.dirty.take()) {
+            // A failing write (a full disk) is lost, as a failing page write-back is for mmap.
+            file.write_all_at(&self.bytes[from..to], position + from as u64).ok();
+        }
+    }
 }
 
 impl Block {
@@ -381,6 +436,7 @@ impl Block {
         match self {
             Block::Owned(v) => v,
             Block::Mapped(m) => m,
+            Block::File(f) => &f.bytes,
         }
     }
 }
@@ -403,6 +459,31 @@ impl NativeMemory {
         self.blocks.insert(addr, Block::Mapped(map));
         addr
     }
+    /// Places a file region the program mapped (`bytes`, read from the file at `position`); with
+    /// `sink`, its changes are written through to that file.
+    pub fn map_file(&mut self, bytes: Vec<u8>, sink: Option<(std::fs::File, u64)>) -> u64 {
+        let addr = self.reserve(bytes.len().max(1));
+        self.blocks.insert(addr, Block::File(FileMap { bytes, sink, dirty: None }));
+        addr
+    }
+    /// Writes through what a mapped file's region at `addr` changed (`MappedByteBuffer.force`).
+    pub fn force(&mut self, addr: u64) {
+        if let Some((_, Block::File(f))) = self.blocks.range_mut(..=addr).next_back() {
+            f.write_through();
+        }
+    }
+    pub fn begin_bulk(&mut self) {
+        self.bulk = true;
+    }
+    /// Ends a bulk operation: what it changed in mapped files is written through.
+    pub fn end_bulk(&mut self) {
+        self.bulk = false;
+        for block in self.blocks.values_mut() {
+            if let Block::File(f) = block {
+                f.write_through();
+            }
+        }
+    }
     pub fn reallocate(&mut self, addr: u64, size: usize) -> u64 {
         let old = self.blocks.remove(&addr);
         let new = self.allocate(size);
@@ -413,7 +494,9 @@ impl NativeMemory {
         new
     }
     pub fn free(&mut self, addr: u64) {
-        self.blocks.remove(&addr);
+        if let Some(Block::File(mut f)) = self.blocks.remove(&addr) {
+            f.write_through();
+        }
     }
     fn locate(&self, addr: u64, size: usize) -> Option<(&[u8], usize)> {
         let (&base, block) = self.blocks.range(..=addr).next_back()?;
@@ -430,17 +513,49 @@ impl NativeMemory {
         let (b, off) = self.locate(addr, len)?;
         Some(b[off..off + len].to_vec())
     }
-    /// Writes to program-allocated memory; a mapped file is read-only.
+    /// The writable bytes of the block holding `addr..addr + size`, the offset of `addr` in them,
+    /// and the file mapping they belong to (if any). The JDK image is read-only.
+    fn writable(&mut self, addr: u64, size: usize) -> Option<(usize, &mut Block)> {
+        let (&base, block) = self.blocks.range_mut(..=addr).next_back()?;
+        let off = (addr - base) as usize;
+        match block {
+            Block::Owned(b) if off + size <= b.len() => Some((off, block)),
+            Block::File(f) if off + size <= f.bytes.len() => Some((off, block)),
+            _ => None,
+        }
+    }
+    /// Writes to program-allocated memory or a file the program mapped.
     pub fn write(&mut self, addr: u64, size: usize, v: u64) -> bool {
-        let Some((&base, Block::Owned(b))) = self.blocks.range_mut(..=addr).next_back() else {
+        let bulk = self.bulk;
+        let Some((off, block)) = self.writable(addr, size) else {
             return false;
         };
-        let off = (addr - base) as usize;
-        if off + size > b.len() {
-            return false;
-        }
+        let bytes = match block {
+            Block::Owned(b) => b.as_mut_slice(),
+            Block::File(f) => f.bytes.as_mut_slice(),
+            Block::Mapped(_) => return false,
+        };
         for i in 0..size {
-            b[off + i] = (v >> (8 * i)) as u8;
+            bytes[off + i] = (v >> (8 * i)) as u8;
+        }
+        if let Block::File(f) = block {
+            f.changed(off, off + size, bulk);
+        }
+        true
+    }
+    /// Writes `data` at `addr`, if it fits in one writable block.
+    pub fn write_bytes(&mut self, addr: u64, data: &[u8]) -> bool {
+        let bulk = self.bulk;
+        let Some((off, block)) = self.writable(addr, data.len()) else {
+            return false;
+        };
+        match block {
+            Block::Owned(b) => b[off..off + data.len()].copy_from_slice(data),
+            Block::File(f) => {
+                f.bytes[off..off + data.len()].copy_from_slice(data);
+                f.changed(off, off + data.len(), bulk);
+            }
+            Block::Mapped(_) => return false,
         }
         true
     }

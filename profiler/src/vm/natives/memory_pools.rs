@@ -121,7 +121,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let usage = if a[1] != 0 { heap_usage(vm) } else { non_heap_usage(vm) };
         new_usage(vm, t, usage)
     });
-    reg.add(MEM, "setVerboseGC", "(Z)V", |_, _, _| Ok(0));
 
     reg.add(POOL, "getUsage0", "()Ljava/lang/management/MemoryUsage;", |vm, t, a| {
         let Some(p) = pool_of(vm, a[0] as Ref) else { return Ok(0) };

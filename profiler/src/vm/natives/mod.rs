@@ -9,6 +9,7 @@
 mod accessors;
 mod annotations;
 pub(crate) mod class_loading;
+mod flags;
 mod fs;
 mod instrument;
 pub(crate) mod invoke;
@@ -21,9 +22,11 @@ mod net;
 mod nio;
 mod reflect;
 pub(crate) mod stack_walk;
+mod thread_info;
 mod zip;
 mod zlib;
 pub use io::OpenFiles;
+pub use management::Management;
 pub use memory::NativeMemory;
 pub use memory_pools::MemoryBeans;
 pub use zip::Inflaters;
@@ -64,6 +67,8 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     management::register_os(&mut r);
     management::register_cgroups(&mut r);
     management::register_diagnostics(&mut r);
+    flags::register(&mut r);
+    thread_info::register(&mut r);
     memory_pools::register(&mut r);
     net::register(&mut r);
     nio::register(&mut r);
@@ -74,6 +79,11 @@ pub(super) fn table<T: Tracker>() -> Table<T> {
     instrument::register(&mut r);
     t
 }
+
+/// Natives of JDK 17 that JDK 21+ made Java methods (around `wait0`, `sleepNanos0`): their Rust
+/// implementation stands for the native only, never for the later Java method.
+pub(super) const NATIVE_ONLY: &[(&str, &str, &str)] =
+    &[("java/lang/Object", "wait", "(J)V"), ("java/lang/Thread", "sleep", "(J)V")];
 
 /// Where the JDK's sockets live (`Socket`, `ServerSocket`, `DatagramSocket`, socket channels, `HttpURLConnection`
 /// beneath them): their natives are the network, which a run never gets (name lookup, `InetAddress`, is answered).
@@ -139,11 +149,12 @@ impl<T: Tracker> Vm<T> {
         let method = &self.methods[m as usize];
         let class = &*self.classes[method.class as usize].name;
         let (name, desc) = (&*method.name, &*method.descriptor);
-        if name == "registerNatives" || name == "initIDs" {
-            return Ok(nothing::<T>);
-        }
+        // A registered `initIDs` returns something (FileChannelImpl's allocation granularity).
         if let Some(&f) = self.natives.get(&(class, name, desc)).or_else(|| self.natives.get(&(class, name, "*"))) {
             return Ok(f);
+        }
+        if name == "registerNatives" || name == "initIDs" {
+            return Ok(nothing::<T>);
         }
         if class == "jdk/internal/misc/Unsafe" {
             if let Some(f) = memory::bind_unsafe_access::<T>(name) {

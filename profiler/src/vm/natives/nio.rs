@@ -5,7 +5,7 @@
 //! Files are opened, changed and listed through `fs.rs`.
 
 use super::{Registry, VmResult};
-use crate::vm::heap::Ref;
+use crate::vm::heap::{ObjData, Ref};
 use crate::vm::sandbox::{FsError, OpenHow, Removal};
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 use std::os::unix::fs::MetadataExt;
@@ -181,6 +181,74 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     reg.add("sun/nio/ch/NativeThread", "init", "()V", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/FileChannelImpl", "initIDs", "()J", |_, _, _| Ok(4096));
     reg.add("sun/nio/ch/FileChannelImpl", "maxDirectTransferSize0", "()I", |_, _, _| Ok(0x7fff_f000));
+    // Direct transfers between two open files (sendfile and copy_file_range in HotSpot's library).
+    reg.add(
+        "sun/nio/ch/FileChannelImpl",
+        "transferTo0",
+        "(Ljava/io/FileDescriptor;JJLjava/io/FileDescriptor;)J",
+        |vm, t, a| {
+            // An instance method: the channel, then (src, position, count, dst).
+            let (src, dst) = (vm.get_named(a[1] as Ref, "fd") as i32, vm.get_named(a[6] as Ref, "fd") as i32);
+            transfer(vm, t, src, Some(a[2]), dst, None, a[4])
+        },
+    );
+    reg.add(
+        "sun/nio/ch/FileDispatcherImpl",
+        "transferTo0",
+        "(Ljava/io/FileDescriptor;JJLjava/io/FileDescriptor;Z)J",
+        |vm, t, a| {
+            let (src, dst) = (vm.get_named(a[0] as Ref, "fd") as i32, vm.get_named(a[5] as Ref, "fd") as i32);
+            transfer(vm, t, src, Some(a[1]), dst, None, a[3])
+        },
+    );
+    reg.add(
+        "sun/nio/ch/FileDispatcherImpl",
+        "transferFrom0",
+        "(Ljava/io/FileDescriptor;Ljava/io/FileDescriptor;JJZ)J",
+        |vm, t, a| {
+            let (src, dst) = (vm.get_named(a[0] as Ref, "fd") as i32, vm.get_named(a[1] as Ref, "fd") as i32);
+            let append = a[6] != 0;
+            transfer(vm, t, src, None, dst, (!append).then_some(a[2]), a[4])
+        },
+    );
+    // JDK 17: `FileChannelImpl.map0(prot, position, length, isSync)` on the channel's descriptor.
+    reg.add("sun/nio/ch/FileChannelImpl", "map0", "(IJJZ)J", |vm, t, a| {
+        let fd_obj = vm.get_named(a[0] as Ref, "fd") as Ref;
+        let fd = vm.get_named(fd_obj, "fd") as i32;
+        map(vm, t, fd, a[1] as i32, a[2], a[4])
+    });
+    reg.add("sun/nio/ch/FileChannelImpl", "unmap0", "(JJ)I", |vm, _, a| {
+        vm.native_memory.free(a[0]);
+        Ok(0)
+    });
+    const MMU: &str = "java/nio/MappedMemoryUtils";
+    reg.add(MMU, "isLoaded0", "(JJJ)Z", |_, _, _| Ok(1));
+    reg.add(MMU, "load0", "(JJ)V", |_, _, _| Ok(0));
+    reg.add(MMU, "unload0", "(JJ)V", |_, _, _| Ok(0));
+    reg.add(MMU, "force0", "(Ljava/io/FileDescriptor;JJ)V", |vm, _, a| {
+        vm.native_memory.force(a[1]);
+        Ok(0)
+    });
+    // The identity of an open file (device and inode), which the JDK's file-lock table keys on:
+    // JDK 17 sets the key's fields, JDK 21+ fills a long[2].
+    reg.add("sun/nio/ch/FileKey", "init", "(Ljava/io/FileDescriptor;)V", |vm, t, a| {
+        let fd = vm.get_named(a[1] as Ref, "fd") as i32;
+        let (dev, ino) = file_key(vm, t, fd)?;
+        vm.set_named(a[0] as Ref, "st_dev", dev);
+        vm.set_named(a[0] as Ref, "st_ino", ino);
+        Ok(0)
+    });
+    reg.add("sun/nio/ch/FileKey", "init", "(Ljava/io/FileDescriptor;[J)V", |vm, t, a| {
+        let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+        let (dev, ino) = file_key(vm, t, fd)?;
+        if let ObjData::Longs(out) = &mut vm.heap.get_mut(a[1] as Ref).data {
+            if out.len() >= 2 {
+                out[0] = dev as i64;
+                out[1] = ino as i64;
+            }
+        }
+        Ok(0)
+    });
     for dispatcher in ["sun/nio/ch/FileDispatcherImpl", "sun/nio/ch/UnixFileDispatcherImpl"] {
         reg.add(dispatcher, "init", "()V", |_, _, _| Ok(0));
         reg.add(dispatcher, "init0", "()V", |_, _, _| Ok(0));
@@ -191,6 +259,15 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         reg.add(dispatcher, "pread0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
             channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false)
+        });
+        // Scatter reads and gathering writes: `count` iovecs (address, length; 16 bytes each) at `iov`.
+        reg.add(dispatcher, "readv0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vectored_io(vm, t, fd, a[1], a[3] as i32, false)
+        });
+        reg.add(dispatcher, "writev0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vectored_io(vm, t, fd, a[1], a[3] as i32, true)
         });
         reg.add(dispatcher, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
@@ -237,6 +314,20 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(0)
         });
         reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |_, _, _| Ok(0));
+        // File locks: the VM is one process, and the JDK's own lock table keeps its threads' locks
+        // apart; no lock is taken on the host file (other processes are not kept out).
+        reg.add(dispatcher, "lock0", "(Ljava/io/FileDescriptor;ZJJZ)I", |_, _, _| Ok(0));
+        reg.add(dispatcher, "release0", "(Ljava/io/FileDescriptor;JJ)V", |_, _, _| Ok(0));
+        // JDK 21+: mapping moved here from FileChannelImpl.
+        reg.add(dispatcher, "allocationGranularity0", "()J", |_, _, _| Ok(4096));
+        reg.add(dispatcher, "map0", "(Ljava/io/FileDescriptor;IJJZ)J", |vm, t, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            map(vm, t, fd, a[1] as i32, a[2], a[4])
+        });
+        reg.add(dispatcher, "unmap0", "(JJ)I", |vm, _, a| {
+            vm.native_memory.free(a[0]);
+            Ok(0)
+        });
         reg.add(dispatcher, "closeIntFD", "(I)V", |vm, _, a| {
             vm.open_files.close(a[0] as i32);
             Ok(0)
@@ -425,6 +516,118 @@ fn fill_attributes<T: Tracker>(
     Ok(0)
 }
 
+/// readv/writev: each iovec in turn, stopping at a short transfer; the total, or -1 (EOF) when
+/// a read finds nothing at all.
+fn vectored_io<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    fd: i32,
+    iov: u64,
+    count: i32,
+    write: bool,
+) -> VmResult<u64> {
+    let mut total: u64 = 0;
+    for k in 0..count.max(0) as u64 {
+        let base = vm.native_memory.read(iov + 16 * k, 8).unwrap_or(0);
+        let len = vm.native_memory.read(iov + 16 * k + 8, 8).unwrap_or(0) as usize;
+        if len == 0 {
+            continue;
+        }
+        let n = channel_io(vm, t, fd, base, len, None, write)?;
+        if n == -1i32 as u32 as u64 {
+            return Ok(if total == 0 { -1i64 as u64 } else { total });
+        }
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// Copies up to `count` bytes from `src` (at `from`, leaving its position, or from its position)
+/// to `dst` (at `to`, leaving its position, or at its position); the bytes copied.
+fn transfer<T: Tracker>(
+    vm: &mut Vm<T>,
+    t: &mut JThread,
+    src: i32,
+    from: Option<u64>,
+    dst: i32,
+    to: Option<u64>,
+    count: u64,
+) -> VmResult<u64> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::FileExt;
+    let (Some(input), Some(output)) = (vm.open_files.files.get(&src), vm.open_files.files.get(&dst)) else {
+        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
+    };
+    let (mut input, mut output) = match (input.try_clone(), output.try_clone()) {
+        (Ok(i), Ok(o)) => (i, o),
+        (Err(e), _) | (_, Err(e)) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+    };
+    let mut buf = vec![0u8; count.min(1 << 20) as usize];
+    let mut done = 0u64;
+    while done < count {
+        let want = (count - done).min(buf.len() as u64) as usize;
+        let n = match from {
+            Some(p) => input.read_at(&mut buf[..want], p + done),
+            None => input.read(&mut buf[..want]),
+        };
+        let n = match n {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        };
+        let w = match to {
+            Some(p) => output.write_all_at(&buf[..n], p + done),
+            None => output.write_all(&buf[..n]),
+        };
+        if let Err(e) = w {
+            return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string())));
+        }
+        done += n as u64;
+    }
+    Ok(done)
+}
+
+/// The device and inode of the file open as `fd`.
+fn file_key<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32) -> VmResult<(u64, u64)> {
+    match vm.open_files.files.get(&fd).map(|f| f.metadata()) {
+        Some(Ok(m)) => Ok((m.dev(), m.ino())),
+        Some(Err(e)) => Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        None => Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor"))),
+    }
+}
+
+/// `map0`: `length` bytes of the file open as `fd` from `position` (the JDK has made the file
+/// long enough for a writable mapping) placed in native memory; `prot` is the JDK's MAP_RO (0),
+/// MAP_RW (1) or MAP_PV (2, private: changes stay in memory). Its address.
+fn map<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, prot: i32, position: u64, length: u64) -> VmResult<u64> {
+    use std::os::unix::fs::FileExt;
+    let Some(file) = vm.open_files.files.get(&fd) else {
+        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
+    };
+    let mut bytes = vec![0u8; length as usize];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read_at(&mut bytes[filled..], position + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        }
+    }
+    let sink = if prot == 1 {
+        match file.try_clone() {
+            Ok(f) => Some((f, position)),
+            Err(e) => return Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        }
+    } else {
+        None
+    };
+    Ok(vm.native_memory.map_file(bytes, sink))
+}
+
 /// A read into, or write from, native memory on an open descriptor (at `position` when given).
 /// Returns the byte count, or -1 (IOStatus.EOF) at the end of a file.
 fn channel_io<T: Tracker>(
@@ -445,16 +648,20 @@ fn channel_io<T: Tracker>(
         file.seek(SeekFrom::Start(p)).ok();
     }
     let result = if write {
-        let bytes: Vec<u8> =
-            (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect();
+        let bytes = match vm.native_memory.read_bytes(address, len) {
+            Some(bytes) => bytes,
+            None => (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect(),
+        };
         let file = vm.open_files.files.get_mut(&fd).expect("checked above");
         file.write(&bytes)
     } else {
         let mut buf = vec![0u8; len];
         let n = file.read(&mut buf);
         if let Ok(n) = n {
-            for (i, &b) in buf[..n].iter().enumerate() {
-                vm.native_memory.write(address + i as u64, 1, b as u64);
+            if !vm.native_memory.write_bytes(address, &buf[..n]) {
+                for (i, &b) in buf[..n].iter().enumerate() {
+                    vm.native_memory.write(address + i as u64, 1, b as u64);
+                }
             }
         }
         n

@@ -110,6 +110,44 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     });
     reg.add("jdk/internal/misc/Signal", "handle0", "(IJ)J", |_, _, _| Ok(0));
     reg.add("jdk/internal/misc/ScopedMemoryAccess", "registerNatives", "()V", |_, _, _| Ok(0));
+    // Closing a shared arena: HotSpot makes sure no thread is inside a scoped access to its
+    // memory. The VM's threads leave the scoped accessors only at their end (they are short and
+    // never wait), so none is ever inside one: closing always succeeds.
+    reg.add(
+        "jdk/internal/misc/ScopedMemoryAccess",
+        "closeScope0",
+        "(Ljdk/internal/foreign/MemorySessionImpl;Ljdk/internal/misc/ScopedMemoryAccess$ScopedAccessError;)V",
+        |_, _, _| Ok(0),
+    );
+    reg.add(
+        "jdk/internal/misc/ScopedMemoryAccess",
+        "closeScope0",
+        "(Ljdk/internal/foreign/MemorySessionImpl;)Z",
+        |_, _, _| Ok(1),
+    );
+
+    // `ProcessHandle.current()` and its parent: the VM's own process, as /proc shows it (other
+    // processes' handles, children and `info()` are natives the VM lacks).
+    const PH: &str = "java/lang/ProcessHandleImpl";
+    reg.add(PH, "initNative", "()V", |_, _, _| Ok(0));
+    reg.add(PH, "getCurrentPid0", "()J", |_, _, _| Ok(std::process::id() as u64));
+    reg.add(PH, "isAlive0", "(J)J", |_, _, a| {
+        Ok(process_start(a[0] as i64).map(|ms| ms as u64).unwrap_or(-1i64 as u64))
+    });
+    reg.add(PH, "parent0", "(JJ)J", |_, _, a| {
+        let (pid, start) = (a[0] as i64, a[2] as i64);
+        let alive = process_start(pid);
+        // A start time that does not match is another process that took the pid.
+        if alive.is_none() || (start > 0 && alive != Some(start)) {
+            return Ok(-1i64 as u64);
+        }
+        Ok(proc_stat(pid).and_then(|f| f.get(1)?.parse::<i64>().ok()).unwrap_or(-1) as u64)
+    });
+
+    // JDK 22+'s foreign function interface: the VM calls no native code, so `Linker.nativeLinker()`
+    // throws UnsupportedOperationException (as on a platform without a linker); memory segments,
+    // arenas and mapped files work without it.
+    reg.add("jdk/internal/vm/ForeignLinkerSupport", "isSupported0", "()Z", |_, _, _| Ok(0));
 
     // Programs run without --enable-preview.
     reg.add("jdk/internal/misc/PreviewFeatures", "isPreviewEnabled", "()Z", |_, _, _| Ok(0));
@@ -314,4 +352,20 @@ fn platform_properties<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, _: &[u64]) -
         items[i] = value(&key);
     }
     Ok(vm.new_string_array(&items)? as u64)
+}
+
+/// The fields of /proc/PID/stat after the command name (state first).
+fn proc_stat(pid: i64) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(stat.rsplit_once(')')?.1.split_whitespace().map(str::to_string).collect())
+}
+
+/// When process `pid` started, in ms since the epoch (as the JDK's native computes it: boot time
+/// plus the start in clock ticks); None when there is no such process.
+fn process_start(pid: i64) -> Option<i64> {
+    let fields = proc_stat(pid)?;
+    let ticks: i64 = fields.get(19)?.parse().ok()?;
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let boot: i64 = stat.lines().find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
+    Some(boot * 1000 + ticks * 1000 / 100)
 }

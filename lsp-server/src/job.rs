@@ -343,6 +343,9 @@ pub fn run(
             test_environment = Some(project::surefire::TestEnvironment::for_modules(&project, &module, &configs));
             match TestLaunch::prepare(selector, &javac_path, &cache, &run_path, &project.repositories(), timeouts) {
                 Ok(mut launch) => {
+                    if test_environment.as_ref().is_some_and(|e| e.assertions_on()) {
+                        launch.enable_assertions();
+                    }
                     launch.notes.extend(notes);
                     launch.notes.extend(test_environment.iter().flat_map(|e| e.notes.iter().cloned()));
                     class_path.extend(launch.class_path.iter().cloned());
@@ -397,6 +400,16 @@ pub fn run(
             sandbox: Some(sandbox.clone()),
             // A test's: the Java agents of Surefire's argLine.
             java_agents: test_environment.iter().flat_map(|e| e.agents.iter().cloned()).collect(),
+            // A test's argLine's, then the launch configuration's `-ea`s.
+            assertions: {
+                let mut status = bloatlens_profiler::vm::assertions::AssertionStatus::default();
+                let options = test_environment.iter().flat_map(|e| e.jvm_assertions.iter());
+                for option in options.chain(plan.launch.iter().flat_map(|l| l.assertions.iter())) {
+                    // Each was chosen as an assertion option.
+                    let _ = status.add(option);
+                }
+                status
+            },
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

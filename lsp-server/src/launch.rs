@@ -7,6 +7,7 @@
 
 use crate::config::Config;
 use crate::job::Plan;
+use bloatlens_profiler::vm::assertions::AssertionStatus;
 use std::path::{Path, PathBuf};
 
 /// How an entry point names a launch configuration: `launch:<name>`.
@@ -29,7 +30,10 @@ pub struct LaunchConfig {
     /// Real entries of `classPaths` (absolute); the debugger's `$Auto`-style markers and `!`
     /// exclusions are left out: the server builds the workspace's classes itself.
     pub class_paths: Vec<String>,
-    /// VM arguments other than `-D` (heap sizes, agents…): the VM has no use for them; said in the log.
+    /// The assertion options of `vmArgs` (`-ea`, `-da:com.acme...`), in order.
+    pub assertions: Vec<String>,
+    /// VM arguments other than `-D` and assertion options (heap sizes, agents…): the VM has no use
+    /// for them; said in the log.
     pub ignored_vm_args: Vec<String>,
 }
 
@@ -156,13 +160,14 @@ fn config(c: &serde_json::Value, vars: &Variables, workspace: &Path) -> Result<L
         return Err(format!("mainClass {main} is not a class name"));
     }
     let mut properties = Vec::new();
-    let mut ignored_vm_args = Vec::new();
+    let (mut assertions, mut ignored_vm_args) = (Vec::new(), Vec::new());
     for arg in words("vmArgs")? {
         match arg.strip_prefix("-D").filter(|d| !d.is_empty()) {
             Some(def) => {
                 let (k, v) = def.split_once('=').unwrap_or((def, ""));
                 properties.push((k.to_string(), v.to_string()));
             }
+            None if AssertionStatus::is_option(&arg) => assertions.push(arg),
             None => ignored_vm_args.push(arg),
         }
     }
@@ -196,6 +201,7 @@ fn config(c: &serde_json::Value, vars: &Variables, workspace: &Path) -> Result<L
         cwd,
         env,
         class_paths,
+        assertions,
         ignored_vm_args,
     })
 }
@@ -383,7 +389,7 @@ mod tests {
             "mainClass": "com.acme.Main",
             "projectName": "shop",
             "args": "--orders 3 \"two words\" '${workspaceFolderBasename}'",
-            "vmArgs": "-Xmx2g -Dshop.mode=fast -Ddata=${workspaceFolder}/data -Dflag",
+            "vmArgs": "-Xmx2g -ea -Dshop.mode=fast -Ddata=${workspaceFolder}/data -da:com.acme.gen... -Dflag",
             "cwd": "${workspaceFolder}/run",
             "env": { "SHOP_HOME": "${workspaceFolder}", "LEVEL": 3, },
             "classPaths": ["$Auto", "!${workspaceFolder}/test-classes", "lib/extra.jar", "${workspaceFolder}/more"],
@@ -423,6 +429,7 @@ mod tests {
         let props: Vec<(&str, &str)> = shop.properties.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         assert_eq!(props, [("shop.mode", "fast"), ("data", "/ws/shop/data"), ("flag", "")]);
         assert_eq!(shop.ignored_vm_args, ["-Xmx2g"]);
+        assert_eq!(shop.assertions, ["-ea", "-da:com.acme.gen..."]);
         assert_eq!(shop.cwd, Path::new("/ws/shop/run"));
         let mut env = shop.env.clone();
         env.sort();

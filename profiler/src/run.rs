@@ -46,6 +46,8 @@ pub struct RunConfig {
     /// jar is appended to the system class loader's search, as the JVM does; `java.class.path`
     /// does not show it).
     pub java_agents: Vec<String>,
+    /// `java`'s `-ea`/`-da`/`-esa`/`-dsa` options, in order ([`crate::vm::assertions`]).
+    pub assertions: crate::vm::assertions::AssertionStatus,
 }
 
 impl RunConfig {
@@ -68,6 +70,7 @@ impl RunConfig {
             time_slice: None,
             sandbox: None,
             java_agents: Vec::new(),
+            assertions: Default::default(),
         }
     }
 }
@@ -221,6 +224,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         time_slice: config.time_slice.unwrap_or(crate::vm::threads::SLICE).max(1),
         sandbox: config.sandbox.clone(),
         java_agents: config.java_agents.clone(),
+        assertions: config.assertions.clone(),
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;

@@ -187,9 +187,9 @@ fn stack_depth_cap_throws_stack_overflow_error_in_java() {
 
 #[test]
 fn unsupported_native_is_named() {
-    let src = "public class Pid { public static void main(String[] a) { System.out.println(ProcessHandle.current().pid()); } }";
+    let src = "public class Pid { public static void main(String[] a) { System.out.println(ProcessHandle.current().info().command()); } }";
     let d = compile(&[("Pid.java", src)]);
-    assert_vm_error(&run_in(&classes(&d), "Pid", &[]), "native method java.lang.ProcessHandleImpl.");
+    assert_vm_error(&run_in(&classes(&d), "Pid", &[]), "native method java.lang.ProcessHandleImpl$Info.info0(J)V");
 }
 
 #[test]
@@ -513,4 +513,21 @@ fn a_java_agent_runs_its_premain_before_main() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).starts_with("Error opening zip file or JAR manifest missing : /nonexistent.jar\n"));
     assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn assertion_options_are_taken_as_java_takes_them() {
+    let src = "package app; public class Check { public static void main(String[] a) {
+        try { assert a.length > 0 : \"no arguments\"; System.out.println(\"asserts off\"); }
+        catch (AssertionError e) { System.out.println(\"asserts on: \" + e.getMessage()); } } }";
+    let d = compile(&[("Check.java", src)]);
+    let cp = classes(&d);
+    assert_eq!(stdout(&run_in(&cp, "app.Check", &[])), "asserts off\n");
+    assert_eq!(stdout(&run_in(&cp, "app.Check", &["-ea"])), "asserts on: no arguments\n");
+    assert_eq!(stdout(&run_in(&cp, "app.Check", &["-enableassertions:app..."])), "asserts on: no arguments\n");
+    assert_eq!(stdout(&run_in(&cp, "app.Check", &["-ea", "-da:app.Check"])), "asserts off\n");
+    assert_eq!(stdout(&run_in(&cp, "app.Check", &["--assertions", "-ea:app.Check"])), "asserts on: no arguments\n");
+    let o = run_in(&cp, "app.Check", &["--assertions", "-esa:app"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("-esa:app is not an assertion option"), "{}", stderr(&o));
 }

@@ -12,8 +12,9 @@
 //!
 //! A program may carry `args.txt` (one argument per line), `classpath.txt` (jars it compiles
 //! and runs against, one per line: the libraries `.ci/run` installs from Debian's packages) and
-//! `gc-interval.txt` (collect after this many bytes of allocation: a stress of the collector's roots)
-//! and `shared.txt` (sources of `fixtures/conformance/shared/` it compiles with: the class-file
+//! `gc-interval.txt` (collect after this many bytes of allocation: a stress of the collector's roots),
+//! `assertions.txt` (`-ea`/`-da` options, one per line), `properties.txt` (`key=value` system
+//! properties), `agent.txt` (a Java agent jar made of its classes) and `shared.txt` (sources of `fixtures/conformance/shared/` it compiles with: the class-file
 //! writer the programs that define classes at run time share).
 
 mod hotspot;

@@ -362,7 +362,7 @@ fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
         .expect("running mvn");
     assert!(mvn.status.success(), "mvn test: {}{}", text(&mvn.stdout), text(&mvn.stderr));
     let expected = surefire_outcomes(&p.root().join("ledger/target/surefire-reports"));
-    assert_eq!(expected.len(), 12, "{expected:?}");
+    assert_eq!(expected.len(), 15, "{expected:?}");
     std::fs::remove_dir_all(p.root().join("ledger/target")).unwrap();
 
     let out = p.profile(&["--tests", "--format", "json", "--test-timeouts", "disable"]);
@@ -382,12 +382,12 @@ fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
     let notes = report["test_notes"].to_string();
     assert!(notes.contains("argLine options not applied under the VM: -Xmx256m"), "{notes}");
-    assert_eq!(report["run"]["main_class"], "the tests of com.acme.ledger:ledger (2 classes)");
+    assert_eq!(report["run"]["main_class"], "the tests of com.acme.ledger:ledger (3 classes)");
 
     // From the module's directory: its tests alone, without the analyses.
     let out = p.command("ledger", "run", &["--tests"]);
     let stdout = text(&out.stdout);
-    assert_eq!(stdout.lines().filter(|l| l.starts_with("test ")).count(), 12, "{stdout}{}", text(&out.stderr));
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("test ")).count(), 15, "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("LedgerTest#runsInTheWorkingDirectory() passed"), "{stdout}");
 }
 

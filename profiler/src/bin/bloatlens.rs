@@ -25,6 +25,7 @@ use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STA
 /// `--fail-on` found what it was told to fail on.
 const STATUS_GATE: i32 = 1;
 use bloatlens_profiler::text::{render, Sources};
+use bloatlens_profiler::vm::assertions::AssertionStatus;
 use bloatlens_profiler::vm::sandbox::{SandboxConfig, WorkspaceWrites};
 use bloatlens_profiler::vm::{Limits, Outcome, VmError};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -300,9 +301,28 @@ struct ProgramEnv {
     /// jar joins the class path and its `premain` runs before the main class loads; repeatable.
     #[arg(long = "javaagent", value_name = "JAR[=OPTIONS]")]
     java_agents: Vec<String>,
+    /// An assertion option as `java` takes it (`-ea`, `-ea:com.acme...`, `-da:com.acme.Foo`, `-esa`,
+    /// `-dsa` and their long forms work too); repeatable, later ones win. A test run has assertions
+    /// on as Surefire's `enableAssertions` has them, whatever this says.
+    #[arg(long = "assertions", value_name = "OPTION", allow_hyphen_values = true, value_parser = assertion_option)]
+    assertions: Vec<String>,
+}
+
+fn assertion_option(option: &str) -> Result<String, String> {
+    AssertionStatus::default().add(option).map(|_| option.to_string()).map_err(|e| e.to_string())
 }
 
 impl ProgramEnv {
+    /// The assertion options, `environment`'s (a test's argLine) first.
+    fn assertions<'a>(&'a self, environment: impl IntoIterator<Item = &'a String>) -> AssertionStatus {
+        let mut status = AssertionStatus::default();
+        for option in environment.into_iter().chain(&self.assertions) {
+            // Checked when parsed (the user's) or chosen as one (the argLine's).
+            let _ = status.add(option);
+        }
+        status
+    }
+
     /// The sandbox `--sandbox` asks for (None without it), around the project's directory (`project`)
     /// or else the program's working directory; `writable`: a file outside it that Bloatlens itself
     /// has the program write (a test's outcomes).
@@ -512,6 +532,10 @@ fn java_style_flags(argv: Vec<OsString>) -> Vec<OsString> {
                 out.push("--property".into());
                 out.push(OsStr::from_bytes(define).to_os_string());
             }
+            _ if arg.to_str().is_some_and(AssertionStatus::is_option) => {
+                out.push("--assertions".into());
+                out.push(arg);
+            }
             [b'-', b'j', b'a', b'v', b'a', b'a', b'g', b'e', b'n', b't', b':', agent @ ..] => {
                 out.push("--javaagent".into());
                 out.push(OsStr::from_bytes(agent).to_os_string());
@@ -608,6 +632,7 @@ fn run_command(a: RunArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Result<i32>
         time_slice: None,
         sandbox: None,
         java_agents: a.program.java_agents.clone(),
+        assertions: a.program.assertions([]),
     };
     // A test: the project (the positional, default `.`) compiled, the test run through the JUnit
     // runner with nothing observed, its outcomes printed after the run.
@@ -823,6 +848,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             time_slice: None,
             sandbox: a.program.sandbox(project_dir.as_deref(), test_launch.as_ref().map(TestLaunch::outcomes_path))?,
             java_agents: a.program.java_agents.clone(),
+            assertions: a.program.assertions([]),
         },
         analyses,
         settings,
@@ -1003,6 +1029,7 @@ fn with_test_environment(config: &mut RunConfig, environment: TestEnvironment, p
     // The argLine's `-javaagent`s load before the user's own, each once.
     let agents = environment.agents.into_iter().filter(|a| !program.java_agents.contains(a));
     config.java_agents = agents.chain(program.java_agents.iter().cloned()).collect();
+    config.assertions = program.assertions(&environment.jvm_assertions);
 }
 
 /// Opens the project at `target` (a Maven reactor, or a plain tree with `lib/*.jar`), compiles its
@@ -1141,6 +1168,9 @@ fn prepare_project(
                     return Ok(Err(STATUS_NOT_RUN));
                 }
             };
+            if environment.assertions_on() {
+                launch.enable_assertions();
+            }
             launch.notes.extend(notes);
             cp.extend(launch.class_path.iter().cloned());
             (bloatlens_profiler::junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))

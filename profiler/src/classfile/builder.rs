@@ -133,6 +133,7 @@ pub mod opcodes {
     pub const LDC_W: u8 = 0x13;
     pub const LDC2_W: u8 = 0x14;
     pub const AALOAD: u8 = 0x32;
+    pub const AASTORE: u8 = 0x53;
     pub const ASTORE: u8 = 0x3a;
     pub const POP: u8 = 0x57;
     pub const POP2: u8 = 0x58;
@@ -168,6 +169,7 @@ pub mod opcodes {
     pub const INVOKESTATIC: u8 = 0xb8;
     pub const INVOKEINTERFACE: u8 = 0xb9;
     pub const NEW: u8 = 0xbb;
+    pub const ANEWARRAY: u8 = 0xbd;
     pub const CHECKCAST: u8 = 0xc0;
     pub const INSTANCEOF: u8 = 0xc1;
     pub const ARRAYLENGTH: u8 = 0xbe;

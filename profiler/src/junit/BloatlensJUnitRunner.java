@@ -2,8 +2,10 @@
 // through the vintage engine), and writes each test's outcome to a file, one line per test:
 // STATUS \t class \t method \t display name \t message (tabs and line breaks escaped), and
 // TIMEOUTS \t n when JUnit 5 timeouts were scaled (n: the invocations a timeout applied to).
-// Usage: BloatlensJUnitRunner <outcomes file> <scale:FACTOR | disable | keep> [tags+:EXPR] [tags-:EXPR]
-//        <Class | Class#method>...   (tags+/tags-: the tag expressions to keep and to leave out)
+// Usage: BloatlensJUnitRunner <outcomes file> <scale:FACTOR | disable | keep> [assertions:on]
+//        [tags+:EXPR] [tags-:EXPR] <Class | Class#method>...
+// (assertions:on: the classes the system class loader loads from now on run their asserts, as
+// Surefire's enableAssertions has them; tags+/tags-: the tag expressions to keep and to leave out)
 // Timeouts: `disable` sets junit.jupiter.execution.timeout.mode=disabled; `scale:F` does too and lets
 // BloatlensTimeouts (compiled beside this class when the tests have a Jupiter API) apply them F times
 // longer, found by Jupiter's extension auto-detection, which sees only that extension unless the
@@ -33,6 +35,7 @@ import org.junit.platform.launcher.TagFilter;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 
@@ -42,11 +45,17 @@ public final class BloatlensJUnitRunner {
     private static final String EXTENSIONS = "META-INF/services/org.junit.jupiter.api.extension.Extension";
 
     public static void main(String[] args) throws Exception {
+        // Before any test class loads: a class's assertion status is fixed when it is initialized.
+        if (args.length > 2 && args[2].equals("assertions:on")) {
+            ClassLoader.getSystemClassLoader().setDefaultAssertionStatus(true);
+        }
         List<DiscoverySelector> selectors = new ArrayList<>();
         List<PostDiscoveryFilter> filters = new ArrayList<>();
         for (int i = 2; i < args.length; i++) {
             String s = args[i];
-            if (s.startsWith("tags+:")) {
+            if (s.equals("assertions:on")) {
+                continue;
+            } else if (s.startsWith("tags+:")) {
                 filters.add(TagFilter.includeTags(s.substring("tags+:".length()).trim().split("\\s*,\\s*")));
             } else if (s.startsWith("tags-:")) {
                 filters.add(TagFilter.excludeTags(s.substring("tags-:".length()).trim().split("\\s*,\\s*")));
@@ -137,11 +146,26 @@ public final class BloatlensJUnitRunner {
     private static void execute(Launcher launcher, LauncherDiscoveryRequest request, PrintWriter out, int[] counts) {
         {
             launcher.execute(request, new TestExecutionListener() {
+                private TestPlan plan;
+
+                @Override
+                public void testPlanExecutionStarted(TestPlan testPlan) {
+                    plan = testPlan;
+                }
+
                 @Override
                 public void executionSkipped(TestIdentifier id, String reason) {
                     if (id.isTest()) {
                         counts[0]++;
                         write(out, "SKIPPED", id, reason);
+                        return;
+                    }
+                    // A class skipped as a whole (@Disabled, a condition): its tests are, as Surefire says.
+                    for (TestIdentifier test : plan.getDescendants(id)) {
+                        if (test.isTest()) {
+                            counts[0]++;
+                            write(out, "SKIPPED", test, reason);
+                        }
                     }
                 }
 

@@ -461,6 +461,9 @@ impl Selection {
     }
 }
 
+/// The runner's argument that enables assertions in the classes the system class loader loads.
+const ASSERTIONS_ARG: &str = "assertions:on";
+
 /// A test made ready to run as a program: the runner is its main class, these class path
 /// entries go after the project's classes and libraries, and these are its arguments.
 pub struct TestLaunch {
@@ -500,6 +503,14 @@ impl TestLaunch {
             repositories,
             timeouts,
         )
+    }
+
+    /// Has the runner set the system class loader's default assertion status before any test
+    /// class loads, as Surefire's booter does for `enableAssertions` (IDEs run tests with `-ea`).
+    pub fn enable_assertions(&mut self) {
+        if !self.args.iter().any(|a| a == ASSERTIONS_ARG) {
+            self.args.insert(2, ASSERTIONS_ARG.to_string());
+        }
     }
 
     /// Prepares the tests `selection` names, as [`TestLaunch::prepare`] does one.

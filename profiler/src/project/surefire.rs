@@ -32,6 +32,9 @@ pub struct Surefire {
     /// JUnit 5 tags (JUnit 4 categories) to run, and to leave out: `groups`, `excludedGroups`.
     pub groups: Option<String>,
     pub excluded_groups: Option<String>,
+    /// `enableAssertions` (None: not read, Surefire's default: on).
+    #[serde(default)]
+    pub enable_assertions: Option<bool>,
 }
 
 impl Surefire {
@@ -67,6 +70,8 @@ pub struct JvmOptions {
     pub module_properties: Vec<(String, String)>,
     /// `-javaagent:jar[=options]`.
     pub agents: Vec<String>,
+    /// `-ea`, `-da:com.acme...`, `-esa` …, in order ([`crate::vm::assertions`]).
+    pub assertions: Vec<String>,
     /// Options a run under the VM does not apply (heap sizes, GC and JIT flags), said to the user.
     pub ignored: Vec<String>,
 }
@@ -81,6 +86,12 @@ pub struct TestEnvironment {
     pub cwd: Option<PathBuf>,
     /// `-javaagent:` options of the `argLine`: loaded as `java` loads them (`RunConfig::java_agents`).
     pub agents: Vec<String>,
+    /// The argLine's assertion options, for the JVM (`-ea:com.acme...`).
+    pub jvm_assertions: Vec<String>,
+    /// Surefire's `enableAssertions` (None: its default, on; and so for tests outside Maven, as
+    /// IDEs run them): the system class loader's default assertion status, set before the tests
+    /// load, as Surefire's booter sets it.
+    pub enable_assertions: Option<bool>,
     pub notes: Vec<String>,
 }
 
@@ -94,6 +105,7 @@ impl TestEnvironment {
             ..TestEnvironment::default()
         };
         let Some(s) = surefire else { return out };
+        out.enable_assertions = s.enable_assertions;
         out.properties.extend(s.system_properties.iter().cloned());
         out.env.extend(s.environment.iter().cloned());
         if let Some(wd) = &s.working_directory {
@@ -104,6 +116,7 @@ impl TestEnvironment {
             out.properties.extend(o.properties);
             out.properties.extend(o.module_properties);
             out.agents = o.agents;
+            out.jvm_assertions = o.assertions;
             if !o.ignored.is_empty() {
                 out.notes.push(format!(
                     "Surefire's argLine options not applied under the VM: {} (its -D properties and module options are)",
@@ -112,6 +125,11 @@ impl TestEnvironment {
             }
         }
         out
+    }
+
+    /// Whether the tests run with assertions enabled in the classes the system class loader loads.
+    pub fn assertions_on(&self) -> bool {
+        self.enable_assertions.unwrap_or(true)
     }
 
     /// The environment of `modules`' tests under one VM (a plain tree's: none), with notes on
@@ -135,6 +153,9 @@ impl TestEnvironment {
             return each.into_iter().next().unwrap_or_default();
         }
         let mut out = TestEnvironment { cwd: Some(root.to_path_buf()), ..TestEnvironment::default() };
+        // One JVM: the first module's assertion options.
+        out.enable_assertions = each.first().and_then(|e| e.enable_assertions);
+        out.jvm_assertions = each.first().map(|e| e.jvm_assertions.clone()).unwrap_or_default();
         for e in each {
             for (k, v) in e.properties {
                 if !out.properties.iter().any(|(known, _)| *known == k) {
@@ -189,6 +210,8 @@ pub fn jvm_options(arg_line: &str) -> JvmOptions {
             out.properties.push((k.to_string(), v.to_string()));
         } else if let Some(agent) = w.strip_prefix("-javaagent:") {
             out.agents.push(agent.to_string());
+        } else if crate::vm::assertions::AssertionStatus::is_option(&w) {
+            out.assertions.push(w);
         } else {
             out.ignored.push(w);
         }
@@ -347,6 +370,7 @@ pub fn parse_debug_log(log: &str, copy: &Path, root: &Path) -> BTreeMap<String, 
                 working_directory: text("workingDirectory").map(PathBuf::from),
                 groups: text("groups"),
                 excluded_groups: text("excludedGroups"),
+                enable_assertions: text("enableAssertions").map(|v| v.trim() != "false"),
             };
             out.insert(id, surefire);
         }
@@ -448,6 +472,7 @@ mod tests {
             [("other".to_string(), "x, y=z".to_string()), ("shop.mode".to_string(), "test".to_string())]
         );
         assert_eq!(core.working_directory.as_deref(), Some(Path::new("/work/shop/core/target/work")));
+        assert_eq!(core.enable_assertions, Some(true));
         let app = &parsed["com.acme.shop:app"];
         assert_eq!(app.version, "2.12.4");
         assert!(app.includes.is_empty() && app.arg_line.is_none() && app.system_properties.is_empty());
@@ -458,7 +483,7 @@ mod tests {
     fn an_arg_line_is_read_as_the_java_launcher_reads_it() {
         let o = jvm_options(
             "-Xmx1g @{argLine} -Dfoo=bar -Dquoted=\"a b\" -Dflag --add-opens java.base/java.lang=ALL-UNNAMED \
-             --add-opens=java.base/java.util=ALL-UNNAMED -javaagent:/m2/agent.jar=x",
+             --add-opens=java.base/java.util=ALL-UNNAMED -javaagent:/m2/agent.jar=x -da:com.acme... -esa",
         );
         assert_eq!(
             o.properties,
@@ -472,6 +497,7 @@ mod tests {
             ]
         );
         assert_eq!(o.agents, ["/m2/agent.jar=x"]);
+        assert_eq!(o.assertions, ["-da:com.acme...", "-esa"]);
         assert_eq!(o.ignored, ["-Xmx1g"]);
     }
 

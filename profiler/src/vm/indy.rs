@@ -230,7 +230,7 @@ impl<T: Tracker> Vm<T> {
         let (class_file, class_name) = match (&*bsm_class, &*bsm_name) {
             ("java/lang/invoke/LambdaMetafactory", "metafactory" | "altMetafactory") => {
                 let name = format!("{owner_name}$$Lambda${site}");
-                (lambda_class(&name, &site_name, &desc, &args).map_err(bad)?, name)
+                (lambda_class(&name, &owner_name, &site_name, &desc, &args).map_err(bad)?, name)
             }
             ("java/lang/invoke/StringConcatFactory", "makeConcatWithConstants" | "makeConcat") => {
                 let name = format!("{owner_name}$$Concat${site}");
@@ -277,9 +277,10 @@ fn interface_of(indy_desc: &str) -> String {
     cast_name(ret).to_string()
 }
 
-/// The proxy class of a lambda call site whose interface method is `method_name`.
+/// The proxy class of a lambda call site in `host` whose interface method is `method_name`.
 fn lambda_class(
     name: &str,
+    host: &str,
     method_name: &str,
     indy_desc: &str,
     args: &[BsmArg],
@@ -295,12 +296,14 @@ fn lambda_class(
         return Err("metafactory arguments".into());
     };
     // altMetafactory: flags, then marker interfaces and bridge descriptors.
-    let mut interfaces = vec![iface];
+    let mut interfaces = vec![iface.clone()];
     let mut bridges: Vec<Arc<str>> = Vec::new();
+    let mut serializable = false;
     if let Some(BsmArg::Int(flags)) = args.get(3) {
         let mut i = 4;
         if flags & 1 != 0 {
             interfaces.push("java/io/Serializable".into());
+            serializable = true;
         }
         if flags & 2 != 0 {
             let n = match args.get(i) {
@@ -330,7 +333,7 @@ fn lambda_class(
     let this = name;
     // Fields for captured values.
     for (i, p) in site.param_types.iter().enumerate() {
-        cb.field(access::PRIVATE | access::FINAL, &format!("cap{i}"), p);
+        cb.field(access::PRIVATE | access::FINAL, &format!("arg${}", i + 1), p);
     }
     let capturing = !site.params.is_empty();
     let self_desc = format!("L{this};");
@@ -355,7 +358,7 @@ fn lambda_class(
                 code.op(DUP, 1);
                 code.load(*k, at);
                 at += k.slots() as u16;
-                let f = cb.field_ref(this, &format!("cap{i}"), p);
+                let f = cb.field_ref(this, &format!("arg${}", i + 1), p);
                 code.op_u2(PUTFIELD, f, -1 - k.slots() as i32);
             }
         } else {
@@ -405,7 +408,7 @@ fn lambda_class(
         }
         for (i, p) in site.param_types.iter().enumerate() {
             code.load(Kind::Reference, 0);
-            let f = cb.field_ref(this, &format!("cap{i}"), p);
+            let f = cb.field_ref(this, &format!("arg${}", i + 1), p);
             code.op_u2(GETFIELD, f, kind_of(p).slots() as i32 - 1);
             adapt(&mut cb, &mut code, p, &impl_params[i]);
         }
@@ -452,8 +455,79 @@ fn lambda_class(
         code.ret(sd.ret);
         cb.method(access::PUBLIC, method_name, &sam_desc, code.finish());
     }
+    if serializable {
+        let lambda = SerializedForm {
+            host,
+            interface: &iface,
+            method_name,
+            sam,
+            kind: *kind,
+            implementation: (impl_class, impl_name, impl_desc),
+            instantiated: inst,
+        };
+        write_replace(&mut cb, this, &lambda, &site.param_types);
+    }
     let refs: Vec<&str> = interfaces.iter().map(String::as_str).collect();
     Ok(cb.build(name, OBJECT, &refs, access::FINAL | access::SUPER))
+}
+
+/// What a serializable lambda is written as: the arguments of `SerializedLambda`'s constructor
+/// but the captured values.
+struct SerializedForm<'a> {
+    host: &'a str,
+    interface: &'a str,
+    method_name: &'a str,
+    sam: &'a str,
+    kind: u8,
+    implementation: (&'a str, &'a str, &'a str),
+    instantiated: &'a str,
+}
+
+/// `private final Object writeReplace()`, as the JDK's lambda factory generates it for a
+/// serializable lambda: serialization writes the `SerializedLambda` it returns, and reading
+/// that back calls the host's `$deserializeLambda$` (javac's), which links the lambda again.
+fn write_replace(cb: &mut ClassBuilder, this: &str, lambda: &SerializedForm, captured: &[String]) {
+    const SERIALIZED_LAMBDA: &str = "java/lang/invoke/SerializedLambda";
+    let mut code = CodeBuilder::new(1);
+    let c = cb.class(SERIALIZED_LAMBDA);
+    code.op_u2(NEW, c, 1).op(DUP, 1);
+    let host = cb.class(lambda.host);
+    code.op_u2(LDC_W, host, 1);
+    let (impl_class, impl_name, impl_desc) = lambda.implementation;
+    for s in [lambda.interface, lambda.method_name, lambda.sam] {
+        let s = cb.string(s);
+        code.op_u2(LDC_W, s, 1);
+    }
+    let kind = cb.integer(lambda.kind as i32);
+    code.op_u2(LDC_W, kind, 1);
+    for s in [impl_class, impl_name, impl_desc, lambda.instantiated] {
+        let s = cb.string(s);
+        code.op_u2(LDC_W, s, 1);
+    }
+    // The captured values, boxed, in an Object[].
+    let n = cb.integer(captured.len() as i32);
+    code.op_u2(LDC_W, n, 1);
+    let object = cb.class(OBJECT);
+    code.op_u2(ANEWARRAY, object, 0);
+    for (i, p) in captured.iter().enumerate() {
+        code.op(DUP, 1);
+        let index = cb.integer(i as i32);
+        code.op_u2(LDC_W, index, 1);
+        code.load(Kind::Reference, 0);
+        let f = cb.field_ref(this, &format!("arg${}", i + 1), p);
+        code.op_u2(GETFIELD, f, kind_of(p).slots() as i32 - 1);
+        adapt(cb, &mut code, p, "Ljava/lang/Object;");
+        code.op(AASTORE, -3);
+    }
+    let init = cb.method_ref(
+        SERIALIZED_LAMBDA,
+        "<init>",
+        "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;ILjava/lang/String;\
+         Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;[Ljava/lang/Object;)V",
+        false,
+    );
+    code.invoke(INVOKESPECIAL, init, 11, Kind::Void).ret(Kind::Reference);
+    cb.method(access::PRIVATE | access::FINAL, "writeReplace", "()Ljava/lang/Object;", code.finish());
 }
 
 /// The JDK's limit on a concatenation's argument slots (`MAX_INDY_CONCAT_ARG_SLOTS`).

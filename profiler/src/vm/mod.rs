@@ -2,6 +2,7 @@
 //! interpreter loop ([`interp`]) generic over a [`Tracker`], with slow paths (resolution,
 //! natives, exceptions, GC) in modules of their own.
 
+pub mod assertions;
 mod boot;
 pub mod class;
 mod class_loaders;
@@ -105,6 +106,8 @@ pub struct Options {
     /// `-javaagent:JAR[=options]`s, in order: their `premain`s run before the main class loads,
     /// their jars appended to the system class loader's search.
     pub java_agents: Vec<String>,
+    /// `-ea`/`-da`/`-esa`/`-dsa`: which classes run their `assert` statements.
+    pub assertions: assertions::AssertionStatus,
 }
 
 /// What a program's `System.in` reads.

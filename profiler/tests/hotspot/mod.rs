@@ -68,14 +68,24 @@ struct Printed {
     status: i32,
 }
 
+/// The `.java` files in `dir` and below it (a program's packages are its subdirectories).
+fn java_sources(dir: &Path) -> Result<Vec<PathBuf>, Failed> {
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.is_dir() {
+            sources.extend(java_sources(&path)?);
+        } else if path.extension().is_some_and(|x| x == "java") {
+            sources.push(path);
+        }
+    }
+    Ok(sources)
+}
+
 /// Compiles a program's `.java` files, with the suite's shared sources its `shared.txt` names
 /// (files in the suite's `shared/` directory, one per line).
 fn compile(jdk: &Jdk, src: &Path, out: &Path, class_path: &[String]) -> Result<(), Failed> {
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(src)
-        .map_err(|e| format!("{}: {e}", src.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "java"))
-        .collect();
+    let mut sources = java_sources(src)?;
     let shared = src.parent().unwrap_or(src).join("shared");
     sources.extend(lines(src, "shared.txt").iter().map(|l| shared.join(l.trim())));
     let mut javac = Command::new(&jdk.javac);
@@ -99,10 +109,12 @@ fn first_line(s: &str) -> String {
 }
 
 /// What a program runs with besides its class path and arguments: `-D` properties
-/// (`properties.txt`, `key=value` lines) and a Java agent built from its classes (`agent.txt`).
+/// (`properties.txt`, `key=value` lines), assertion options (`assertions.txt`, one per line:
+/// `-ea:com.acme...`) and a Java agent built from its classes (`agent.txt`).
 #[derive(Default)]
 struct Launch {
     properties: Vec<(String, String)>,
+    assertions: Vec<String>,
     /// `-javaagent:JAR[=options]`.
     java_agent: Option<String>,
 }
@@ -150,6 +162,7 @@ fn hotspot(jdk: &Jdk, class_path: &str, args: &[String], launch: &Launch) -> Res
     for (k, v) in &launch.properties {
         java.arg(format!("-D{k}={v}"));
     }
+    java.args(&launch.assertions);
     let out =
         java.arg("-cp").arg(class_path).arg("Main").args(args).output().map_err(|e| format!("cannot run java: {e}"))?;
     Ok(Printed {
@@ -194,6 +207,7 @@ pub fn compile_and_run_hotspot(jdk: &Jdk, p: &Program) -> Result<Compiled, Faile
         let (k, v) = line.split_once('=').unwrap_or((line.as_str(), ""));
         launch.properties.push((k.to_string(), v.to_string()));
     }
+    launch.assertions = lines(&p.dir, "assertions.txt");
     if let Some((jar, options)) = agent_jar(jdk, &p.dir, &classes, tmp.path())? {
         let jar = jar.display().to_string();
         launch.properties.push(("agent.jar".into(), jar.clone()));
@@ -202,6 +216,9 @@ pub fn compile_and_run_hotspot(jdk: &Jdk, p: &Program) -> Result<Compiled, Faile
     let expected = hotspot(jdk, &class_path, &p.args, &launch)?;
     let mut config = RunConfig::new(class_path, "Main");
     config.properties = launch.properties;
+    for option in &launch.assertions {
+        config.assertions.add(option).map_err(|e| e.to_string())?;
+    }
     config.java_agents = launch.java_agent.into_iter().collect();
     config.jdk = jdk.home.clone();
     config.args = p.args.clone();

@@ -131,20 +131,22 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok(vm.lookup_in(a[0] as Ref, &name).map(|c| vm.mirror(c) as u64).unwrap_or(0))
     });
     reg.add(CL, "retrieveDirectives", "()Ljava/lang/AssertionStatusDirectives;", |vm, t, _| {
-        // No -ea/-da: every list empty, assertions off.
+        // The -ea/-da options by name, in the order given (a later one wins), and the user default.
         let c = vm.load_or_throw(t, "java/lang/AssertionStatusDirectives")?;
+        let booleans = vm.load_or_throw(t, "[Z")?;
         let obj = vm.alloc_instance(c);
-        vm.pinned.push(obj);
-        let strings = vm.load_or_throw(t, "[Ljava/lang/String;");
-        let booleans = vm.load_or_throw(t, "[Z");
-        vm.pinned.pop();
-        let (strings, booleans) = (strings?, booleans?);
-        for (field, class) in
-            [("classes", strings), ("packages", strings), ("classEnabled", booleans), ("packageEnabled", booleans)]
-        {
-            let arr = vm.alloc_array(class, 0);
-            vm.set_named(obj, field, arr as u64);
+        let directives = vm.opts.assertions.clone();
+        let lists =
+            [("classes", "classEnabled", &directives.classes), ("packages", "packageEnabled", &directives.packages)];
+        for (names_field, enabled_field, list) in lists {
+            let names: Vec<Option<String>> = list.iter().map(|(n, _)| Some(n.clone())).collect();
+            let names = vm.new_string_array(&names)?;
+            vm.set_named(obj, names_field, names as u64);
+            let enabled = list.iter().map(|(_, on)| *on as i8).collect();
+            let enabled = vm.heap.alloc(booleans, ObjData::Bytes(enabled));
+            vm.set_named(obj, enabled_field, enabled as u64);
         }
+        vm.set_named(obj, "deflt", directives.user_default as u64);
         Ok(obj as u64)
     });
 

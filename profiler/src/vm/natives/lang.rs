@@ -171,7 +171,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         let c = vm.lookup_class(&name).ok_or_else(|| VmError::Internal(format!("no primitive class {name}")))?;
         Ok(vm.mirror(c) as u64)
     });
-    reg.add("java/lang/Class", "desiredAssertionStatus0", "(Ljava/lang/Class;)Z", |_, _, _| b(false));
+    reg.add("java/lang/Class", "desiredAssertionStatus0", "(Ljava/lang/Class;)Z", |vm, _, a| {
+        let c = vm.class_of_mirror(r(a[0]));
+        let class = &vm.classes[c as usize];
+        b(vm.opts.assertions.enabled(&class.name, class.loader == 0))
+    });
     reg.add("java/lang/Class", "isPrimitive", "()Z", |vm, _, a| {
         let c = vm.class_of_mirror(r(a[0]));
         b(matches!(vm.classes[c as usize].kind, ClassKind::Primitive(_)))

@@ -239,6 +239,10 @@ impl<T: Tracker> Vm<T> {
                 .map(|p| p.0.to_string())
                 .unwrap_or_default(),
         };
+        // A class's own name is itself, found by name or not (the VM's generated lambda classes are not).
+        if *self.classes[from as usize].name == *name {
+            return Ok(self.mirror(from));
+        }
         let c = match desc.as_bytes()[0] {
             b'L' | b'[' => self.load_seen_from(t, from, &name)?,
             _ => self.load_or_throw(t, &name)?,

@@ -108,12 +108,16 @@ impl ProjectSlot {
 
 /// `Maven: the class paths of 3 modules resolved in 3.4 s`.
 pub fn describe_discovery(project: &Project, d: &Discovery) -> String {
-    format!(
+    let mut text = format!(
         "Maven: the class paths of {} modules {} in {}",
         project.modules.len(),
         if d.cached { "read from the cache (no pom changed)" } else { "resolved" },
         bloatlens_profiler::report::human_duration(d.took)
-    )
+    );
+    for note in &project.notes {
+        text.push_str(&format!("\nnote: {note}"));
+    }
+    text
 }
 
 /// Forgets the project (a pom changed): the next run asks Maven again (or its cache, keyed by
@@ -157,6 +161,7 @@ impl CompilerState {
                 self.warm = None;
                 javac::compile(javac_path, job)
             }
+            Some(Ok(())) => Ok(job.write_services()?),
             Some(result) => result,
         }
     }

@@ -66,20 +66,63 @@ pub struct Job<'a> {
     pub out: &'a Path,
 }
 
+/// A source root's module declaration.
+pub const MODULE_DESCRIPTOR: &str = "module-info.java";
+
 impl Job<'_> {
     /// javac's arguments for this job (the warm compiler of the language server takes the same).
+    ///
+    /// Sources are compiled on the class path, as one program, whether or not a root declares a
+    /// module: several modules (a reactor's) cannot be compiled in one run, and the tests of a
+    /// module would have to be patched into it. A root with a `module-info.java` is therefore not
+    /// given as the source path (javac would compile in that module): every source of the roots is
+    /// named instead, the descriptors left out; their `provides` become service files
+    /// ([`Job::write_services`]).
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> =
             vec!["-g".into(), "-encoding".into(), "UTF-8".into(), "-d".into(), self.out.display().to_string()];
-        if !self.source_path.is_empty() {
+        let modular = self.modular();
+        if modular {
+            args.extend(["-sourcepath".into(), String::new()]);
+        } else if !self.source_path.is_empty() {
             let joined = self.source_path.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(":");
             args.extend(["-sourcepath".into(), joined]);
         }
         if !self.class_path.is_empty() {
             args.extend(["-cp".into(), self.class_path.to_string()]);
         }
-        args.extend(self.sources.iter().map(|s| s.display().to_string()));
+        let mut sources: Vec<PathBuf> = self.sources.to_vec();
+        if modular {
+            for root in self.source_path {
+                sources.extend(java_files(root).unwrap_or_default());
+            }
+            sources.sort();
+            sources.dedup();
+        }
+        let named = sources.iter().filter(|s| s.file_name().is_none_or(|n| n != MODULE_DESCRIPTOR));
+        args.extend(named.map(|s| s.display().to_string()));
         args
+    }
+
+    /// Whether a source root declares a module.
+    fn modular(&self) -> bool {
+        self.source_path.iter().any(|r| r.join(MODULE_DESCRIPTOR).is_file())
+    }
+
+    /// The services the roots' module declarations `provides`, as `META-INF/services/` files in
+    /// the output (the class path's way of saying them), after any the sources' own resources
+    /// declare. Called after a successful compile.
+    pub fn write_services(&self) -> std::io::Result<()> {
+        for root in self.source_path {
+            let Ok(text) = std::fs::read_to_string(root.join(MODULE_DESCRIPTOR)) else { continue };
+            for (service, providers) in provided_services(&text) {
+                let dir = self.out.join("META-INF/services");
+                std::fs::create_dir_all(&dir)?;
+                let lines: String = providers.iter().map(|p| format!("{p}\n")).collect();
+                std::fs::write(dir.join(service), lines)?;
+            }
+        }
+        Ok(())
     }
 
     /// The outcome of a javac run that exited with `success` and printed `output`.
@@ -97,7 +140,43 @@ pub fn compile(javac: &Path, job: &Job) -> Result<(), CompileError> {
     std::fs::create_dir_all(job.out)?;
     let output = Command::new(javac).args(job.args()).output()?;
     let text = String::from_utf8_lossy(&output.stderr).into_owned() + &String::from_utf8_lossy(&output.stdout);
-    Job::outcome(output.status.success(), text)
+    Job::outcome(output.status.success(), text)?;
+    Ok(job.write_services()?)
+}
+
+/// A module declaration's `provides S with P1, P2;` directives: (S, [P1, P2]), names as written
+/// (binary names but for nested classes, which are rare among providers).
+pub fn provided_services(module_info: &str) -> Vec<(String, Vec<String>)> {
+    // Comments out, then the directive's tokens.
+    let mut text = String::with_capacity(module_info.len());
+    let mut rest = module_info;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r.find('\n').map_or("", |i| &r[i..]);
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            rest = r.find("*/").map_or("", |i| &r[i + 2..]);
+            text.push(' ');
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            text.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    let mut out = Vec::new();
+    for directive in text.split([';', '{']) {
+        let mut words = directive.split_whitespace();
+        if words.next() != Some("provides") {
+            continue;
+        }
+        let Some(service) = words.next() else { continue };
+        if words.next() != Some("with") {
+            continue;
+        }
+        let providers: String = words.collect();
+        let providers: Vec<String> = providers.split(',').filter(|p| !p.is_empty()).map(str::to_string).collect();
+        out.push((service.to_string(), providers));
+    }
+    out
 }
 
 /// javac's `File.java:12: error: message` lines, with the caret line's column and the message's
@@ -240,6 +319,45 @@ mod tests {
         assert_eq!((d[0].line, d[0].column), (3, Some(9)));
         assert!(d[0].message.starts_with("cannot find symbol\nsymbol:   method foo(int)"), "{}", d[0].message);
         assert_eq!((d[1].line, d[1].column, d[1].message.as_str()), (7, Some(18), "';' expected"));
+    }
+
+    #[test]
+    fn a_module_declarations_provided_services_are_read() {
+        let text = "/* a module */\nmodule com.acme { // exports\n  exports com.acme;\n  provides com.acme.Spi with\n    com.acme.impl.A, // first\n    com.acme.impl.B;\n  uses com.acme.Other;\n  provides java.sql.Driver with com.acme.Db;\n}\n";
+        assert_eq!(
+            provided_services(text),
+            [
+                ("com.acme.Spi".to_string(), vec!["com.acme.impl.A".to_string(), "com.acme.impl.B".to_string()]),
+                ("java.sql.Driver".to_string(), vec!["com.acme.Db".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn modules_compile_on_the_class_path_with_their_services() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let files = [
+            (a.join("module-info.java"), "module a { exports a; provides a.Spi with a.Impl; }"),
+            (a.join("a/Spi.java"), "package a; public interface Spi { String hi(); }"),
+            (
+                a.join("a/Impl.java"),
+                "package a; public class Impl implements Spi { public String hi() { return \"hi\"; } }",
+            ),
+            (b.join("module-info.java"), "module b { requires a; }"),
+            (b.join("b/Main.java"), "package b; public class Main { a.Spi s; }"),
+        ];
+        for (path, text) in &files {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let out = dir.path().join("out");
+        let roots = [a, b.clone()];
+        let job = Job { sources: &[b.join("b/Main.java")], source_path: &roots, class_path: "", out: &out };
+        compile(&find_javac(None).unwrap(), &job).unwrap();
+        assert!(out.join("a/Impl.class").is_file() && out.join("b/Main.class").is_file());
+        assert!(!out.join("module-info.class").exists(), "no module compiled");
+        assert_eq!(std::fs::read_to_string(out.join("META-INF/services/a.Spi")).unwrap(), "a.Impl\n");
     }
 
     #[test]

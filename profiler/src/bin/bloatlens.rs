@@ -1056,6 +1056,12 @@ fn prepare_project(
         }
     };
     let (main_roots, test_roots) = match project.build {
+        // A test run compiles every module's main code, then the tests of the modules whose tests
+        // run (one module's tests that do not compile do not stop another's).
+        Build::Maven if p.tests_run() => {
+            let mains = project.modules.iter().flat_map(|m| m.main_sources.iter().cloned()).collect();
+            (mains, running_test_roots(&project, p.test.as_deref(), &given_dir, &dir))
+        }
         Build::Maven => (project.source_roots(), Vec::new()),
         Build::Plain => plain_roots(&dir, &p.source_root, &p.test_source_root)?,
     };
@@ -1247,6 +1253,25 @@ fn plain_roots(dir: &Path, named: &[PathBuf], named_tests: &[PathBuf]) -> anyhow
     Ok((mains, tests))
 }
 
+/// The test source roots of the modules whose tests a test run runs: the module of the test class
+/// `test` names, else (`--tests`) the module of `given_dir` below the reactor's root `root`, else
+/// every module's.
+fn running_test_roots(project: &Project, test: Option<&str>, given_dir: &Path, root: &Path) -> Vec<PathBuf> {
+    let of = |m: &Module| m.test_sources.clone();
+    if let Some(test) = test {
+        let class = test.split('#').next().unwrap_or(test).split('$').next().unwrap_or(test);
+        let rel = format!("{}.java", class.replace('.', "/"));
+        let owner = project.modules.iter().find(|m| m.test_sources.iter().any(|r| r.join(&rel).is_file()));
+        // A class not found among the tests: every module's, and the run says it matches nothing.
+        return owner.map(of).unwrap_or_else(|| project.modules.iter().flat_map(of).collect());
+    }
+    let own = project.modules.iter().filter(|m| given_dir != root && given_dir.starts_with(&m.dir));
+    match own.max_by_key(|m| m.dir.components().count()) {
+        Some(m) => of(m),
+        None => project.modules.iter().flat_map(of).collect(),
+    }
+}
+
 /// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom
 /// changed); the time Maven took is said on stderr.
 fn open_project(dir: &Path, mvn: &str) -> Result<Project, bloatlens_profiler::project::ProjectError> {
@@ -1257,6 +1282,9 @@ fn open_project(dir: &Path, mvn: &str) -> Result<Project, bloatlens_profiler::pr
             project.modules.len(),
             human_duration(discovery.took)
         );
+    }
+    for note in &project.notes {
+        say!("note: {note}");
     }
     Ok(project)
 }

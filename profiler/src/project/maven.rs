@@ -4,9 +4,12 @@
 //! the phase is what lets a module's dependency on another module of the reactor resolve) and
 //! the dependency plugin's `list` goal, which writes each module's resolved artifacts with their
 //! scopes and absolute paths. It runs offline (`-o`: never the network) with the user's own `mvn`,
-//! settings and local repository, on a copy of the pom tree inside the cache directory, so that
-//! nothing (not even a generator plugin bound before `compile`) writes into the workspace. The
-//! answer is cached under a digest of every pom and of `.mvn/`: a changed pom asks Maven again.
+//! settings and local repository, on a copy of the project inside the cache directory (its files
+//! but build outputs, version control and test data: what plugins bound before `compile` read,
+//! such as checkstyle's configuration or a template), so that nothing (not even a generator plugin)
+//! writes into the workspace. Sources a generator made in the copy (`target/generated-sources`, a
+//! template expanded into the source tree) are kept in the cache and compiled with their module.
+//! The answer is cached under a digest of every pom and of `.mvn/`: a changed pom asks Maven again.
 
 use super::{Build, Discovery, Module, Project, ProjectError};
 use sha2::{Digest, Sha256};
@@ -35,7 +38,7 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         // Maven's own words for what is wrong with it (it names the line); ours if it has none.
         let mut rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
         rels.push(pom.strip_prefix(root).unwrap_or(&pom).parent().map(Path::to_path_buf).unwrap_or_default());
-        return Err(match ask_maven(root, cache, mvn, &rels).map(|_| ()) {
+        return Err(match ask_maven(root, cache, mvn, &rels, &[]).map(|_| ()) {
             Err(e @ (ProjectError::Maven { .. } | ProjectError::NoMaven(_))) => e,
             _ => ProjectError::BadPom { pom, reason },
         });
@@ -51,11 +54,22 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         return Ok((project, Discovery { took: started.elapsed(), cached: true }));
     }
     let rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
-    let work = ask_maven(root, cache, mvn, &rels)?;
+    // A module Maven cannot resolve offline is left out (said in the project's notes), and the
+    // reactor asked again without it: the other modules' tests need not wait for it.
+    let (work, left_out) = leaving_out_failures(Vec::new(), |excluded| ask_maven(root, cache, mvn, &rels, excluded))?;
+    let notes = left_out
+        .iter()
+        .map(|(artifact, line)| {
+            let why = line.trim_start_matches("[ERROR]").trim();
+            format!("module {artifact} left out (its sources are not compiled, its tests not run): {why}")
+        })
+        .collect();
     let lists = work.path().join("lists");
-    let ids: Vec<&str> = poms.iter().map(|p| p.id.as_str()).collect();
+    let kept: Vec<&Pom> =
+        poms.iter().filter(|p| !left_out.iter().any(|(a, _)| p.id.ends_with(&format!(":{a}")))).collect();
+    let ids: Vec<&str> = kept.iter().map(|p| p.id.as_str()).collect();
     let mut modules = Vec::new();
-    for pom in &poms {
+    for pom in kept {
         let dir = root.join(&pom.rel);
         let existing = |configured: &Option<String>, default: &str| -> Vec<PathBuf> {
             let d = dir.join(configured.as_deref().unwrap_or(default));
@@ -74,9 +88,13 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         };
         let list = std::fs::read_to_string(lists.join(list_name(&pom.id))).unwrap_or_default();
         let resolved = parse_list(&list);
+        let mut main_sources = existing(&pom.source_dir, "src/main/java");
+        let copy = work.path().join("poms").join(&pom.rel);
+        let generated = cache.join("generated").join(list_name(&pom.id).trim_end_matches(".list"));
+        main_sources.extend(keep_generated_sources(&copy, &dir, &main_sources, &generated));
         let mut module = Module {
             id: pom.id.clone(),
-            main_sources: existing(&pom.source_dir, "src/main/java"),
+            main_sources,
             test_sources: existing(&pom.test_source_dir, "src/test/java"),
             main_resources: resources(&pom.resource_dirs, "src/main/resources"),
             test_resources: resources(&pom.test_resource_dirs, "src/test/resources"),
@@ -97,7 +115,9 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         }
         modules.push(module);
     }
-    let project = Project { root: root.to_path_buf(), build: Build::Maven, modules, libraries: Vec::new() };
+    let left_out = left_out.into_iter().map(|(a, _)| a).collect();
+    let project =
+        Project { root: root.to_path_buf(), build: Build::Maven, modules, libraries: Vec::new(), notes, left_out };
     let cached = Cached { key, project };
     // Written whole or not at all (another run may read it meanwhile); a cache that cannot be
     // written only costs the next open a Maven run.
@@ -160,6 +180,60 @@ fn reactor(root: &Path) -> Result<(Vec<Pom>, Broken), ProjectError> {
     Ok((out, None))
 }
 
+/// Runs `attempt` with modules left out of the reactor (artifact ids: `left_out`'s first, then
+/// each module a failed attempt names, a few at most): what it gave, and the modules left out
+/// with the Maven line that said why.
+fn leaving_out_failures<T>(
+    mut left_out: Vec<(String, String)>,
+    mut attempt: impl FnMut(&[&str]) -> Result<T, ProjectError>,
+) -> Result<(T, Vec<(String, String)>), ProjectError> {
+    loop {
+        let excluded: Vec<&str> = left_out.iter().map(|(a, _)| a.as_str()).collect();
+        match attempt(&excluded) {
+            Ok(done) => return Ok((done, left_out)),
+            Err(ProjectError::Maven { root, lines, failed_in }) => {
+                let named = lines.iter().find_map(|l| failed_project(l).map(|a| (a, l.clone())));
+                // An error that names no project (a plugin not resolved): the module being built.
+                let first = lines.first().cloned().unwrap_or_default();
+                let failing = named.or_else(|| failed_in.clone().map(|a| (a, first)));
+                match failing {
+                    // A module of the reactor (a profile's too), each once, a few at most.
+                    Some((artifact, line)) if left_out.len() < 8 && !excluded.contains(&artifact.as_str()) => {
+                        left_out.push((artifact, line));
+                    }
+                    _ => return Err(ProjectError::Maven { root, lines, failed_in }),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The artifact id of the module a line of Maven's says it starts building:
+/// `[INFO] ------< com.acme:core >------`.
+fn building(line: &str) -> Option<String> {
+    let line = strip_ansi(line);
+    let inner = line.strip_prefix("[INFO] ")?.trim_matches('-').trim();
+    let ga = inner.strip_prefix('<')?.strip_suffix('>')?.trim();
+    let (_, artifact) = ga.split_once(':')?;
+    Some(artifact.to_string()).filter(|a| !a.contains(char::is_whitespace))
+}
+
+/// Leaves the modules of these artifact ids out of Maven's reactor.
+fn exclude(command: &mut Command, artifacts: &[impl AsRef<str>]) {
+    if !artifacts.is_empty() {
+        let selectors: Vec<String> = artifacts.iter().map(|a| format!("!:{}", a.as_ref())).collect();
+        command.args(["-pl", &selectors.join(",")]);
+    }
+}
+
+/// The artifact id of the project a Maven error line says failed: `… on project zxingorg: …`.
+fn failed_project(line: &str) -> Option<String> {
+    let after = line.split_once(" on project ")?.1;
+    let name = after.split(|c: char| c == ':' || c.is_whitespace()).next()?;
+    Some(name.to_string()).filter(|n| !n.is_empty())
+}
+
 /// `a/../b` → `b`, so that a module is known by one path.
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -219,7 +293,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
 /// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
     // What the cache holds changes with Bloatlens: another version asks Maven again.
-    const FORMAT: &str = concat!("project-cache/2 ", env!("CARGO_PKG_VERSION"));
+    const FORMAT: &str = concat!("project-cache/3 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
     h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());
@@ -242,11 +316,19 @@ fn list_name(id: &str) -> String {
 
 /// Runs Maven once for the reactor on a copy of its pom tree, in a directory of its own (runs at
 /// the same time do not share one); returns that directory, the per-module lists in `lists/`.
-fn ask_maven(root: &Path, cache: &Path, mvn: &str, modules: &[PathBuf]) -> Result<tempfile::TempDir, ProjectError> {
+/// `excluded`: artifact ids of modules left out of the reactor.
+fn ask_maven(
+    root: &Path,
+    cache: &Path,
+    mvn: &str,
+    modules: &[PathBuf],
+    excluded: &[&str],
+) -> Result<tempfile::TempDir, ProjectError> {
     let plugin = dependency_plugin(root);
     let (work, _) = maven_on_copy(root, cache, mvn, modules, |command, work| {
+        exclude(command, excluded);
         command
-            .args(["-q", "compile", "-Dmaven.main.skip=true", "-Dmaven.resources.skip=true"])
+            .args(["compile", "-Dmaven.main.skip=true", "-Dmaven.resources.skip=true"])
             .arg(format!("{plugin}:list"))
             .args(["-DoutputAbsoluteArtifactFilename=true", "-DoutputScope=true", "-DappendOutput=false"])
             .arg(format!("-DoutputFile={}/lists/${{project.groupId}}__${{project.artifactId}}.list", work.display()));
@@ -270,13 +352,12 @@ fn maven_on_copy(
     std::fs::create_dir_all(cache).map_err(io("creating the cache"))?;
     let work = tempfile::Builder::new().prefix("maven-").tempdir_in(cache).map_err(io("creating the cache"))?;
     let tree = work.path().join("poms");
+    copy_project(root, &tree).map_err(io("copying the project"))?;
+    // The poms Maven must read, whatever their size.
     for rel in modules {
         let to = tree.join(rel);
         std::fs::create_dir_all(&to).map_err(io("copying the poms"))?;
         std::fs::copy(root.join(rel).join("pom.xml"), to.join("pom.xml")).map_err(io("copying the poms"))?;
-    }
-    if root.join(".mvn").is_dir() {
-        copy_dir(&root.join(".mvn"), &tree.join(".mvn")).map_err(io("copying .mvn"))?;
     }
     let mut command = Command::new(mvn);
     // Maven's own JVM runs for seconds: C1 alone starts it faster (2.2 s against 3.6 s measured), unless
@@ -285,6 +366,9 @@ fn maven_on_copy(
         command.env("MAVEN_OPTS", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
     }
     command.current_dir(&tree).args(["-o", "-B", "-Dstyle.color=never", "-f"]).arg(tree.join("pom.xml"));
+    // Checks and reports bound before `compile` say nothing of class paths or tests: skipped
+    // (a check would fail the run on the copy for what the developer's build tolerates).
+    command.args(SKIPPED_CHECKS.iter().map(|p| format!("-D{p}=true")));
     goals(&mut command, work.path());
     let output = match command.output() {
         Ok(o) => o,
@@ -293,7 +377,12 @@ fn maven_on_copy(
     };
     let text = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
-        return Err(ProjectError::Maven { root: root.to_path_buf(), lines: error_lines(&text, &tree, root) });
+        let failed_in = text.lines().rev().find_map(building);
+        return Err(ProjectError::Maven {
+            root: root.to_path_buf(),
+            lines: error_lines(&text, &tree, root),
+            failed_in,
+        });
     }
     Ok((work, text))
 }
@@ -347,15 +436,19 @@ pub fn surefire(
     let rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
     // The `test` phase with the tests, compiling and resources skipped: Surefire's mojo is
     // configured (the debug log says each parameter) and skips.
-    let (work, log) = maven_on_copy(root, cache, mvn, &rels, |command, _| {
-        command.args([
-            "-X",
-            "test",
-            "-Dmaven.main.skip=true",
-            "-Dmaven.test.skip=true",
-            "-Dmaven.resources.skip=true",
-            "-Djacoco.skip=true",
-        ]);
+    let known = project.left_out.iter().map(|a| (a.clone(), String::new())).collect();
+    let ((work, log), _) = leaving_out_failures(known, |excluded| {
+        maven_on_copy(root, cache, mvn, &rels, |command, _| {
+            exclude(command, excluded);
+            command.args([
+                "-X",
+                "test",
+                "-Dmaven.main.skip=true",
+                "-Dmaven.test.skip=true",
+                "-Dmaven.resources.skip=true",
+                "-Djacoco.skip=true",
+            ]);
+        })
     })?;
     let configs = super::surefire::parse_debug_log(&log, &work.path().join("poms"), root);
     let _ = tempfile::NamedTempFile::new_in(cache).and_then(|mut f| {
@@ -399,18 +492,108 @@ pub fn local_repository(root: &Path) -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".m2/repository")))
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
+/// The skip properties of plugins that check or report (style, licences, coverage, API
+/// compatibility, signatures), for Maven's runs on the copy.
+const SKIPPED_CHECKS: &[&str] = &[
+    "checkstyle.skip",
+    "enforcer.skip",
+    "rat.skip",
+    "spotless.check.skip",
+    "spotless.apply.skip",
+    "license.skip",
+    "mycila.license.skip",
+    "animal.sniffer.skip",
+    "pmd.skip",
+    "cpd.skip",
+    "spotbugs.skip",
+    "maven.gitcommitid.skip",
+    "formatter.skip",
+    "impsort.skip",
+    "sortpom.skip",
+    "japicmp.skip",
+    "revapi.skip",
+    "maven.javadoc.skip",
+    "gpg.skip",
+    "buildnumber.skip",
+    "forbiddenapis.skip",
+    "modernizer.skip",
+];
+
+/// Files larger than this are data, not build configuration: left out of Maven's copy.
+const LARGEST_COPIED: u64 = 1 << 20;
+
+/// Copies the project at `root` to `to` for Maven: every file but build outputs (`target/`),
+/// version control, `node_modules`, test resources and files over [`LARGEST_COPIED`]; symbolic
+/// links are left out.
+fn copy_project(root: &Path, to: &Path) -> std::io::Result<()> {
+    const SKIPPED: &[&str] = &[".git", ".hg", ".svn", "target", "node_modules", ".idea", ".gradle"];
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        std::fs::create_dir_all(to.join(&rel))?;
+        for entry in std::fs::read_dir(root.join(&rel))? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let child = rel.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                let test_data = child.ends_with("src/test/resources");
+                if !test_data && !SKIPPED.iter().any(|s| name == *s) {
+                    stack.push(child);
+                }
+            } else if kind.is_file() && entry.metadata()?.len() <= LARGEST_COPIED {
+                std::fs::copy(entry.path(), to.join(&child))?;
+            }
         }
     }
     Ok(())
+}
+
+/// The sources Maven's run made in a module's copy at `copy`: its `target/generated-sources/*`
+/// (but javac's `annotations`, empty when nothing was compiled) and `.java` files a generator
+/// wrote into a source root that the module at `dir` does not have. They are moved to
+/// `generated` (replacing what a previous run left) and its roots are returned.
+fn keep_generated_sources(copy: &Path, dir: &Path, roots: &[PathBuf], generated: &Path) -> Vec<PathBuf> {
+    let _ = std::fs::remove_dir_all(generated);
+    let mut kept = Vec::new();
+    let mut keep = |name: &str, files: Vec<(PathBuf, PathBuf)>| {
+        if files.is_empty() {
+            return;
+        }
+        let root = generated.join(name);
+        for (file, rel) in files {
+            let to = root.join(rel);
+            let copied = to.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|_| std::fs::copy(&file, &to));
+            if copied.is_err() {
+                return;
+            }
+        }
+        kept.push(root);
+    };
+    let java_below = |root: &Path| -> Vec<(PathBuf, PathBuf)> {
+        let files = crate::javac::java_files(root).unwrap_or_default();
+        files.into_iter().filter_map(|f| Some((f.clone(), f.strip_prefix(root).ok()?.to_path_buf()))).collect()
+    };
+    let mut made: Vec<PathBuf> = std::fs::read_dir(copy.join("target/generated-sources"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "annotations"))
+        .collect();
+    made.sort();
+    for root in made {
+        let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let files = java_below(&root);
+        keep(&name, files);
+    }
+    for (i, root) in roots.iter().enumerate() {
+        let Ok(rel) = root.strip_prefix(dir) else { continue };
+        let in_copy = copy.join(rel);
+        let new: Vec<(PathBuf, PathBuf)> =
+            java_below(&in_copy).into_iter().filter(|(_, r)| !root.join(r).exists()).collect();
+        keep(&format!("written-into-sources-{i}"), new);
+    }
+    kept
 }
 
 /// Maven's own error lines (`[ERROR]`, `[FATAL]`), colours stripped and the copy's paths shown
@@ -507,6 +690,94 @@ fn parse_list(text: &str) -> Vec<Resolved> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_failing_module_is_read_from_mavens_lines() {
+        let line = "[ERROR] Failed to execute goal on project zxingorg: Could not resolve dependencies for project";
+        assert_eq!(failed_project(line).as_deref(), Some("zxingorg"));
+        assert_eq!(failed_project("[ERROR] Plugin x could not be resolved"), None);
+        let started = "[INFO] ----< com.eclipsesource.minimal-json:minimal-json-performancetest >-----";
+        assert_eq!(building(started).as_deref(), Some("minimal-json-performancetest"));
+        assert_eq!(building("[INFO] Building minimal-json 0.9.6-SNAPSHOT  [1/3]"), None);
+    }
+
+    #[test]
+    fn a_failing_module_is_left_out_and_the_reactor_asked_again() {
+        let mut asked = Vec::new();
+        let failure = |lines: &[&str], failed_in: Option<&str>| ProjectError::Maven {
+            root: PathBuf::from("/p"),
+            lines: lines.iter().map(|l| l.to_string()).collect(),
+            failed_in: failed_in.map(str::to_string),
+        };
+        let (done, left_out) = leaving_out_failures(Vec::new(), |excluded| {
+            asked.push(excluded.join(","));
+            match excluded {
+                [] => Err(failure(&["[ERROR] Failed to execute goal on project web: no"], Some("web"))),
+                ["web"] => Err(failure(&["[ERROR] Plugin p:2.9 could not be resolved"], Some("perf"))),
+                _ => Ok("resolved"),
+            }
+        })
+        .unwrap();
+        assert_eq!(done, "resolved");
+        assert_eq!(asked, ["", "web", "web,perf"]);
+        let names: Vec<&str> = left_out.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(names, ["web", "perf"]);
+        assert_eq!(left_out[1].1, "[ERROR] Plugin p:2.9 could not be resolved");
+        // A failure that names no module is Maven's answer.
+        let unnamed = leaving_out_failures(Vec::new(), |_| -> Result<(), _> { Err(failure(&["[ERROR] bad"], None)) });
+        assert!(matches!(unnamed, Err(ProjectError::Maven { .. })));
+    }
+
+    #[test]
+    fn mavens_copy_holds_the_projects_files_but_outputs_and_test_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        for f in [
+            "pom.xml",
+            "src/checkstyle/rules.xml",
+            "core/pom.xml",
+            "core/src/main/java/a/A.java.template",
+            "core/target/classes/a/A.class",
+            ".git/HEAD",
+            "core/src/test/resources/big/image.png",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x").unwrap();
+        }
+        std::fs::write(root.join("data.bin"), vec![0u8; (LARGEST_COPIED + 1) as usize]).unwrap();
+        let copy = dir.path().join("copy");
+        copy_project(&root, &copy).unwrap();
+        for kept in ["pom.xml", "src/checkstyle/rules.xml", "core/pom.xml", "core/src/main/java/a/A.java.template"] {
+            assert!(copy.join(kept).is_file(), "{kept} copied");
+        }
+        for left in ["core/target", ".git", "core/src/test/resources", "data.bin"] {
+            assert!(!copy.join(left).exists(), "{left} left out");
+        }
+    }
+
+    #[test]
+    fn sources_a_generator_made_in_the_copy_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (module, copy, generated) = (dir.path().join("m"), dir.path().join("copy"), dir.path().join("gen"));
+        let files = [
+            (module.join("src/main/java/a/A.java"), "class A {}"),
+            (copy.join("src/main/java/a/A.java"), "class A {}"),
+            (copy.join("src/main/java/a/Version.java"), "class Version {}"),
+            (copy.join("target/generated-sources/java-templates/a/Config.java"), "class Config {}"),
+            (copy.join("target/generated-sources/annotations/a/Ignored.java"), "class Ignored {}"),
+        ];
+        for (path, text) in &files {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let roots = [module.join("src/main/java")];
+        let kept = keep_generated_sources(&copy, &module, &roots, &generated);
+        assert_eq!(kept, [generated.join("java-templates"), generated.join("written-into-sources-0")]);
+        assert!(generated.join("java-templates/a/Config.java").is_file());
+        assert!(generated.join("written-into-sources-0/a/Version.java").is_file());
+        assert!(!generated.join("written-into-sources-0/a/A.java").exists(), "the module's own source is not");
+    }
 
     #[test]
     fn list_lines_give_coordinates_scope_and_path() {

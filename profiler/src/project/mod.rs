@@ -28,6 +28,12 @@ pub struct Project {
     pub modules: Vec<Module>,
     /// A plain tree's libraries (`lib/*.jar`).
     pub libraries: Vec<PathBuf>,
+    /// What the user should know about how the project was read (a module left out).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// Artifact ids of the reactor's modules Maven could not resolve offline: left out.
+    #[serde(default)]
+    pub left_out: Vec<String>,
 }
 
 /// One module of a Maven reactor.
@@ -71,7 +77,12 @@ pub enum ProjectError {
     BadPom { pom: PathBuf, reason: String },
     /// Maven ran and failed: its own error lines.
     #[error("Maven could not resolve the class paths of {root}:\n{}", lines.join("\n"))]
-    Maven { root: PathBuf, lines: Vec<String> },
+    Maven {
+        root: PathBuf,
+        lines: Vec<String>,
+        /// The artifact id of the module Maven was building when it failed, when it said.
+        failed_in: Option<String>,
+    },
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
 }
@@ -98,7 +109,14 @@ impl Project {
             .filter(|p| p.extension().is_some_and(|x| x == "jar"))
             .collect();
         libraries.sort();
-        Project { root: root.to_path_buf(), build: Build::Plain, modules: Vec::new(), libraries }
+        Project {
+            root: root.to_path_buf(),
+            build: Build::Plain,
+            modules: Vec::new(),
+            libraries,
+            notes: Vec::new(),
+            left_out: Vec::new(),
+        }
     }
 
     /// The Maven repositories where a test launcher's missing parts are looked for.

@@ -176,6 +176,16 @@ fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_l
         .iter()
         .filter_map(log_text)
         .any(|l| l.ends_with("app/pom.xml changed: Maven's class paths will be read again")));
+    // The open file's run that the pom change started (it asked Maven again) ends, however long
+    // Maven took.
+    let run_ended = |m: &Value| {
+        m["method"] == "$/progress"
+            && m["params"]["value"]["kind"] == "end"
+            && m["params"]["token"].as_str().is_some_and(|t| t.starts_with("bloatlens/profile/"))
+    };
+    if !msgs.iter().any(run_ended) {
+        ed.until(run_ended);
+    }
     ed.drain(std::time::Duration::from_secs(3));
     ed.finish();
 }

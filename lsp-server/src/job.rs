@@ -406,15 +406,12 @@ pub fn run(
             // A test's: the Java agents of Surefire's argLine.
             java_agents: test_environment.iter().flat_map(|e| e.agents.iter().cloned()).collect(),
             // A test's argLine's, then the launch configuration's `-ea`s.
-            assertions: {
-                let mut status = bloatlens_profiler::vm::assertions::AssertionStatus::default();
-                let options = test_environment.iter().flat_map(|e| e.jvm_assertions.iter());
-                for option in options.chain(plan.launch.iter().flat_map(|l| l.assertions.iter())) {
-                    // Each was chosen as an assertion option.
-                    let _ = status.add(option);
-                }
-                status
-            },
+            assertions: bloatlens_profiler::vm::assertions::AssertionStatus::of(
+                test_environment
+                    .iter()
+                    .flat_map(|e| e.jvm_assertions.iter())
+                    .chain(plan.launch.iter().flat_map(|l| l.assertions.iter())),
+            ),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

@@ -315,12 +315,7 @@ fn assertion_option(option: &str) -> Result<String, String> {
 impl ProgramEnv {
     /// The assertion options, `environment`'s (a test's argLine) first.
     fn assertions<'a>(&'a self, environment: impl IntoIterator<Item = &'a String>) -> AssertionStatus {
-        let mut status = AssertionStatus::default();
-        for option in environment.into_iter().chain(&self.assertions) {
-            // Checked when parsed (the user's) or chosen as one (the argLine's).
-            let _ = status.add(option);
-        }
-        status
+        AssertionStatus::of(environment.into_iter().chain(&self.assertions))
     }
 
     /// The sandbox `--sandbox` asks for (None without it), around the project's directory (`project`)
@@ -1055,12 +1050,17 @@ fn prepare_project(
             return Ok(Err(STATUS_NOT_RUN));
         }
     };
+    // The modules whose tests run: the test's, or (`--tests`) the given module's, else every one's.
+    let suite_modules = running_modules(&project, p, &given_dir, &dir);
     let (main_roots, test_roots) = match project.build {
         // A test run compiles every module's main code, then the tests of the modules whose tests
-        // run (one module's tests that do not compile do not stop another's).
+        // run (one module's tests that do not compile do not stop another's); a test class found
+        // in no module: every module's tests, and the run says it matches nothing.
         Build::Maven if p.tests_run() => {
             let mains = project.modules.iter().flat_map(|m| m.main_sources.iter().cloned()).collect();
-            (mains, running_test_roots(&project, p.test.as_deref(), &given_dir, &dir))
+            let running =
+                if suite_modules.is_empty() { project.modules.iter().collect() } else { suite_modules.clone() };
+            (mains, running.iter().flat_map(|m| m.test_sources.iter().cloned()).collect())
         }
         Build::Maven => (project.source_roots(), Vec::new()),
         Build::Plain => plain_roots(&dir, &p.source_root, &p.test_source_root)?,
@@ -1077,11 +1077,7 @@ fn prepare_project(
     // A test root inside a main one (a tree whose tests are in `test/`) is not main code.
     let main_files: Vec<PathBuf> =
         java_files(&main_roots)?.into_iter().filter(|f| !test_roots.iter().any(|r| f.starts_with(r))).collect();
-    let test_file = p.test.as_deref().and_then(|t| {
-        let class = t.split('#').next().unwrap_or(t).split('$').next().unwrap_or(t);
-        let rel = format!("{}.java", class.replace('.', "/"));
-        source_roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
-    });
+    let test_file = p.test.as_deref().and_then(|t| source_of(&source_roots, t));
     // Every module compiles against every module's libraries (one javac run); a test runs
     // with its own module's. A plain tree's test roots compile after its main ones, against them.
     let given: Vec<PathBuf> = given_class_path.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
@@ -1116,18 +1112,6 @@ fn prepare_project(
             Err(e) => return Err(e.into()),
         }
     }
-    // The modules whose tests run: the test's, or (`--tests`) the given module's, else every one's.
-    let suite_modules: Vec<&Module> = match (&p.test, p.tests) {
-        (Some(_), _) => test_file.iter().filter_map(|f| project.module_of(f)).collect(),
-        (None, true) => {
-            let own = project.modules.iter().filter(|m| given_dir != dir && given_dir.starts_with(&m.dir));
-            match own.max_by_key(|m| m.dir.components().count()) {
-                Some(m) => vec![m],
-                None => project.modules.iter().filter(|m| !m.test_sources.is_empty()).collect(),
-            }
-        }
-        (None, false) => Vec::new(),
-    };
     // What the run's class path and resources are chosen by: the test's file, the one module's
     // test root, else the whole project.
     let anchor = match (&test_file, suite_modules.as_slice()) {
@@ -1253,22 +1237,30 @@ fn plain_roots(dir: &Path, named: &[PathBuf], named_tests: &[PathBuf]) -> anyhow
     Ok((mains, tests))
 }
 
-/// The test source roots of the modules whose tests a test run runs: the module of the test class
-/// `test` names, else (`--tests`) the module of `given_dir` below the reactor's root `root`, else
-/// every module's.
-fn running_test_roots(project: &Project, test: Option<&str>, given_dir: &Path, root: &Path) -> Vec<PathBuf> {
-    let of = |m: &Module| m.test_sources.clone();
-    if let Some(test) = test {
-        let class = test.split('#').next().unwrap_or(test).split('$').next().unwrap_or(test);
-        let rel = format!("{}.java", class.replace('.', "/"));
-        let owner = project.modules.iter().find(|m| m.test_sources.iter().any(|r| r.join(&rel).is_file()));
-        // A class not found among the tests: every module's, and the run says it matches nothing.
-        return owner.map(of).unwrap_or_else(|| project.modules.iter().flat_map(of).collect());
-    }
-    let own = project.modules.iter().filter(|m| given_dir != root && given_dir.starts_with(&m.dir));
-    match own.max_by_key(|m| m.dir.components().count()) {
-        Some(m) => of(m),
-        None => project.modules.iter().flat_map(of).collect(),
+/// The source file of the test `test` names (`com.acme.FooTest#bar`, a nested `Foo$Inner`) under `roots`.
+fn source_of(roots: &[PathBuf], test: &str) -> Option<PathBuf> {
+    let class = test.split('#').next().unwrap_or(test).split('$').next().unwrap_or(test);
+    let rel = format!("{}.java", class.replace('.', "/"));
+    roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
+}
+
+/// The modules whose tests a test run runs: the module of the test class `--test` names (none when
+/// no module has its source), else (`--tests`) the module of `given_dir` below the reactor's root `root`,
+/// else every module with tests; none for a run of a main.
+fn running_modules<'p>(project: &'p Project, p: &ProjectArgs, given_dir: &Path, root: &Path) -> Vec<&'p Module> {
+    match (&p.test, p.tests) {
+        (Some(test), _) => {
+            let sources = |m: &&Module| m.test_sources.iter().chain(&m.main_sources).cloned().collect::<Vec<_>>();
+            project.modules.iter().find(|m| source_of(&sources(m), test).is_some()).into_iter().collect()
+        }
+        (None, true) => {
+            let own = project.modules.iter().filter(|m| given_dir != root && given_dir.starts_with(&m.dir));
+            match own.max_by_key(|m| m.dir.components().count()) {
+                Some(m) => vec![m],
+                None => project.modules.iter().filter(|m| !m.test_sources.is_empty()).collect(),
+            }
+        }
+        (None, false) => Vec::new(),
     }
 }
 

@@ -20,6 +20,16 @@ pub struct AssertionStatus {
 pub struct NotAnAssertionOption(pub String);
 
 impl AssertionStatus {
+    /// The status `options` give, applied in order; what is not an assertion option is passed
+    /// over (callers choose the options with [`AssertionStatus::is_option`] or check them first).
+    pub fn of<'a>(options: impl IntoIterator<Item = &'a String>) -> AssertionStatus {
+        let mut status = AssertionStatus::default();
+        for option in options {
+            let _ = status.add(option);
+        }
+        status
+    }
+
     /// Whether `option` is one of `java`'s assertion options (`-ea`, `-enableassertions:…`, `-dsa` …).
     pub fn is_option(option: &str) -> bool {
         Self::default().add(option).is_ok()

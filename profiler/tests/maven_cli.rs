@@ -6,7 +6,8 @@
 //! (`api-only`: the engine added as Surefire adds it), JUnit 5 timeouts scaled, disabled or kept,
 //! `bloatlens run --test`, a plain tree with separate main and test source roots
 //! (`plain-tests`), and Mockito's inline mock maker (`mockito-inline`: its dependencies from Maven
-//! Central, the outcomes compared with `mvn test`'s).
+//! Central, the outcomes compared with `mvn test`'s), and a Spring Boot application (`spring-boot`: its
+//! `@SpringBootTest`s and its main against `mvn test` and `java`).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -476,4 +477,67 @@ fn mockito_inline_mocks_give_the_outcomes_of_mvn_test() {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     assert_eq!(ran, wanted, "with Mockito's agent in the argLine");
+}
+
+/// A Spring Boot 3 application (`spring-boot`: Boot's parent pom and starters from Maven Central):
+/// `@SpringBootTest` contexts started twice (component scanning, a `@ConfigurationProperties`
+/// record, a `@Cacheable` service behind a CGLIB proxy, application events, `classpath*:` resources,
+/// a `@MockitoBean` through the inline mock maker, a profile and an overridden property). Every test
+/// ends as under `mvn test`, with AssertJ's message; the application's main prints what `java` prints;
+/// the framework's start-up is never a finding on the user's `SpringApplication.run(…)` line.
+#[test]
+fn a_spring_boot_application_starts_and_its_tests_end_as_under_mvn_test() {
+    let p = Project::new("spring-boot");
+    let mvn = |args: &[&str]| {
+        let out = Command::new("mvn").arg("-B").arg("-q").args(args).current_dir(p.root()).output().expect("mvn runs");
+        assert!(out.status.success(), "mvn {args:?}: {}{}", text(&out.stdout), text(&out.stderr));
+    };
+    mvn(&["test", "-Dmaven.test.failure.ignore=true", "dependency:build-classpath", "-Dmdep.outputFile=cp.txt"]);
+    let expected = surefire_outcomes(&p.root().join("target/surefire-reports"));
+    assert_eq!(expected.len(), 5, "{expected:?}");
+    assert_eq!(expected.iter().filter(|t| t.2 == "failed").count(), 1, "{expected:?}");
+
+    // The main, under `java` and under the VM.
+    let class_path = format!(
+        "{}:{}",
+        p.root().join("target/classes").display(),
+        std::fs::read_to_string(p.root().join("cp.txt")).unwrap().trim()
+    );
+    let java = Command::new("java")
+        .args(["-cp", &class_path, "com.acme.inventory.InventoryApplication"])
+        .current_dir(p.root())
+        .output()
+        .expect("java runs");
+    assert!(java.status.success(), "{}", text(&java.stderr));
+    assert!(text(&java.stdout).contains("2 items in stock: apples, plums"), "{}", text(&java.stdout));
+    std::fs::remove_dir_all(p.root().join("target")).unwrap();
+    let printed = p.dir.path().join("main.out");
+    let out = p.profile(&[
+        ".",
+        "--main",
+        "com.acme.inventory.InventoryApplication",
+        "--program-output",
+        printed.to_str().unwrap(),
+    ]);
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&printed).unwrap(), text(&java.stdout), "the main's output, as java's");
+    assert!(!report.contains("InventoryApplication.java:"), "Spring's start-up is not the user's finding:\n{report}");
+
+    // The tests: one VM, both contexts; outcomes and messages as Surefire's.
+    let out = p.profile(&["--tests", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {}", text(&out.stderr));
+    let mut ours: Vec<(String, String, String, String)> = report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or("").to_string();
+            (s("class"), s("method"), s("status"), s("message"))
+        })
+        .collect();
+    ours.sort();
+    assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
 }

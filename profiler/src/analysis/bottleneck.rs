@@ -346,7 +346,12 @@ impl BottleneckTracker {
         for (i, n) in self.cct.nodes.iter().enumerate().skip(1) {
             if n.parent != ROOT && is_user_method(methods, classes, n.site.method) {
                 let runs = by_site.entry(n.site).or_default();
-                runs.calls += self.cost.get(i).map_or(0, |c| c.calls);
+                // A class initialiser the instruction triggered is not a call the line made: a
+                // line that ran once (`SpringApplication.run(…)` in `main`) stays a line that ran once.
+                let initialiser = n.method != MethodId::MAX && &*methods[n.method as usize].name == "<clinit>";
+                if !initialiser {
+                    runs.calls += self.cost.get(i).map_or(0, |c| c.calls);
+                }
                 runs.instructions += self.cum.get(i).map_or(0, |c| c.instructions);
             }
         }

@@ -1071,6 +1071,8 @@ fn prepare_project(
         for r in roots {
             files.extend(javac::java_files(r).with_context(|| format!("reading {}", r.display()))?);
         }
+        // What the compiler plugin's includes and excludes leave out, Maven does not compile.
+        files.retain(|f| project.module_of(f).is_none_or(|m| m.compiles(f)));
         Ok(files)
     };
     let test_files = java_files(&test_roots)?;

@@ -327,7 +327,8 @@ fn complete(test_class_path: &[PathBuf], repositories: &[PathBuf], debian: &Path
     let junit4 = has_junit4(test_class_path);
     let platform_on = known([&COMMONS, &ENGINE, &LAUNCHER].iter().find_map(|a| version_on(test_class_path, a.name)));
     // JUnit 4 alone: the newest Vintage engine a repository holds, and the platform released with it.
-    let lone_vintage = match junit4 && jupiter.is_none() && platform_on.is_none() {
+    let junit4_alone = junit4 && jupiter.is_none() && platform_on.is_none();
+    let lone_vintage = match junit4_alone {
         true => newest(&VINTAGE_ENGINE, repositories, None),
         false => None,
     };
@@ -364,10 +365,20 @@ fn complete(test_class_path: &[PathBuf], repositories: &[PathBuf], debian: &Path
         let why = format!("the version of the tests' junit-jupiter-api {}", jupiter.clone().unwrap_or_default());
         needed.push((&JUPITER_ENGINE, wanted, why));
     }
-    if junit4 {
-        needed.push((&VINTAGE_ENGINE, vintage, String::new()));
-    }
+    // Surefire runs JUnit 4 tests through its JUnit 4 provider when nothing of the Platform is on
+    // the test class path; once the Platform is there (Jupiter's API, or `junit:junit` brought in
+    // by another library, as Testcontainers does), only through a Vintage engine the project
+    // declares: it adds none.
     let mut out = Completion::default();
+    if junit4_alone {
+        needed.push((&VINTAGE_ENGINE, vintage, String::new()));
+    } else if junit4 && version_on(test_class_path, VINTAGE_ENGINE.name).is_none() {
+        out.engines.push(
+            "junit:junit is on the test class path beside the JUnit Platform, without junit-vintage-engine: \
+             JUnit 4 tests do not run (nor do they under Maven's Surefire)"
+                .to_string(),
+        );
+    }
     for (artifact, wanted, why) in needed {
         if version_on(test_class_path, artifact.name).is_some() {
             continue;
@@ -832,6 +843,31 @@ mod tests {
         assert_eq!(jupiter_for("1.13.4").as_deref(), Some("5.13.4"));
         assert_eq!(platform_for("6.0.1").as_deref(), Some("6.0.1"));
         assert_eq!(platform_for("debian"), None);
+    }
+
+    #[test]
+    fn junit_4_beside_the_platform_runs_only_through_a_vintage_engine_the_project_declares() {
+        let jars = Jars::new();
+        for name in ["junit-platform-launcher", "junit-platform-engine", "junit-platform-commons"] {
+            jars.put("org/junit/platform", name, "1.12.2");
+        }
+        jars.put("org/junit/jupiter", "junit-jupiter-engine", "5.12.2");
+        jars.put("org/junit/vintage", "junit-vintage-engine", "5.9.3");
+        jars.put("org/opentest4j", "opentest4j", "1.3.0");
+        jars.put("org/apiguardian", "apiguardian-api", "1.1.2");
+        // Jupiter's API, and JUnit 4 only as another library's dependency (Testcontainers').
+        let tests =
+            vec![jars.put("org/junit/jupiter", "junit-jupiter-api", "5.12.2"), jars.put("junit", "junit", "4.13.2")];
+        let found = complete(&tests, &[jars.repo.path().to_path_buf()], jars.debian.path()).unwrap();
+        let names: Vec<String> = found.jars.iter().map(|p| p.file_name().unwrap().to_string_lossy().into()).collect();
+        assert!(!names.iter().any(|n| n.contains("vintage")), "Surefire adds no Vintage engine: {names:?}");
+        assert!(names.contains(&"junit-jupiter-engine-5.12.2.jar".to_string()), "{names:?}");
+        assert!(found.engines.iter().any(|e| e.contains("JUnit 4 tests do not run")), "{:?}", found.engines);
+        // A Vintage engine the project declares is used as it is, and nothing is said.
+        let mut declared = tests.clone();
+        declared.push(jars.put("org/junit/vintage", "junit-vintage-engine", "5.12.2"));
+        let found = complete(&declared, &[jars.repo.path().to_path_buf()], jars.debian.path()).unwrap();
+        assert!(!found.engines.iter().any(|e| e.contains("JUnit 4")), "{:?}", found.engines);
     }
 
     #[test]

@@ -28,6 +28,7 @@ struct Pom {
     /// `<build><resources>`' directories (empty: Maven's default).
     resource_dirs: Vec<String>,
     test_resource_dirs: Vec<String>,
+    source_filter: super::SourceFilter,
 }
 
 /// The project at `root` (which has a `pom.xml`), from the cache when no pom changed.
@@ -102,6 +103,7 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
             compile_class_path: Vec::new(),
             test_class_path: Vec::new(),
             reactor_dependencies: Vec::new(),
+            source_filter: pom.source_filter.clone(),
         };
         for r in resolved {
             if ids.contains(&r.id.as_str()) {
@@ -278,6 +280,30 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
             .filter(|d| !d.contains("${"))
             .collect()
     };
+    // The compiler plugin's source patterns, from the pom's plugins or its pluginManagement.
+    let compiler = ["plugins", "pluginManagement"]
+        .iter()
+        .filter_map(|section| match *section {
+            "plugins" => build.and_then(|b| child(b, "plugins")),
+            _ => build.and_then(|b| child(b, "pluginManagement")).and_then(|m| child(m, "plugins")),
+        })
+        .flat_map(|plugins| plugins.children().filter(|c| c.has_tag_name("plugin")))
+        .filter(|p| text_of(child(*p, "artifactId")).as_deref() == Some("maven-compiler-plugin"))
+        .find_map(|p| child(p, "configuration"));
+    let patterns = |list: &str, item: &str| -> Vec<String> {
+        let Some(list) = compiler.and_then(|c| child(c, list)) else { return Vec::new() };
+        list.children()
+            .filter(|c| c.has_tag_name(item))
+            .filter_map(|c| text_of(Some(c)))
+            .filter(|p| !p.is_empty() && !p.contains("${"))
+            .collect()
+    };
+    let source_filter = super::SourceFilter {
+        includes: patterns("includes", "include"),
+        excludes: patterns("excludes", "exclude"),
+        test_includes: patterns("testIncludes", "testInclude"),
+        test_excludes: patterns("testExcludes", "testExclude"),
+    };
     let pom = Pom {
         id: format!("{group}:{artifact}"),
         rel,
@@ -285,6 +311,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
         test_source_dir: dir("testSourceDirectory"),
         resource_dirs: resource_dirs("resources", "resource"),
         test_resource_dirs: resource_dirs("testResources", "testResource"),
+        source_filter,
     };
     Ok((pom, modules))
 }
@@ -293,7 +320,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
 /// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
     // What the cache holds changes with Bloatlens: another version asks Maven again.
-    const FORMAT: &str = concat!("project-cache/3 ", env!("CARGO_PKG_VERSION"));
+    const FORMAT: &str = concat!("project-cache/4 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
     h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());
@@ -817,6 +844,43 @@ mod tests {
         assert_eq!(pom.test_resource_dirs, vec!["src/test/data"]);
         assert!(modules.is_empty());
         assert!(read_pom("<project><artifactId>x</artifactI></project>", PathBuf::new()).is_err());
+    }
+
+    #[test]
+    fn the_compiler_plugins_source_patterns_decide_what_compiles() {
+        // commons-csv's: its benchmarks need dependencies only a profile brings.
+        let pom = r#"<project><groupId>g</groupId><artifactId>csv</artifactId><build><plugins>
+            <plugin><artifactId>maven-surefire-plugin</artifactId><configuration><excludes><exclude>x</exclude></excludes></configuration></plugin>
+            <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><configuration>
+              <testExcludes><testExclude>**/*Benchmark*</testExclude><testExclude>${skipped}</testExclude></testExcludes>
+              <excludes><exclude>org/acme/legacy/</exclude></excludes>
+            </configuration></plugin></plugins></build></project>"#;
+        let (pom, _) = read_pom(pom, PathBuf::new()).unwrap();
+        assert_eq!(pom.source_filter.test_excludes, ["**/*Benchmark*"], "a property is Maven's to expand");
+        assert_eq!(pom.source_filter.excludes, ["org/acme/legacy/"], "not the surefire plugin's");
+        let module = Module {
+            id: pom.id,
+            dir: PathBuf::from("/p"),
+            main_sources: vec![PathBuf::from("/p/src/main/java")],
+            test_sources: vec![PathBuf::from("/p/src/test/java")],
+            main_resources: Vec::new(),
+            test_resources: Vec::new(),
+            compile_class_path: Vec::new(),
+            test_class_path: Vec::new(),
+            reactor_dependencies: Vec::new(),
+            source_filter: pom.source_filter,
+        };
+        let compiles = |f: &str| module.compiles(Path::new(f));
+        assert!(!compiles("/p/src/test/java/org/apache/commons/csv/CSVBenchmark.java"));
+        assert!(compiles("/p/src/test/java/org/apache/commons/csv/CSVParserTest.java"));
+        assert!(compiles("/p/src/main/java/org/apache/commons/csv/Benchmarks.java"), "test patterns are the tests'");
+        assert!(!compiles("/p/src/main/java/org/acme/legacy/Old.java"), "a directory pattern: all below it");
+        assert!(compiles("/p/src/main/java/org/acme/Legacy.java"));
+        // Includes: only what they match.
+        let mut only = module.clone();
+        only.source_filter.test_includes = vec!["**/*Test.java".into()];
+        assert!(!only.compiles(Path::new("/p/src/test/java/a/Helper.java")));
+        assert!(only.compiles(Path::new("/p/src/test/java/a/ATest.java")));
     }
 
     #[test]

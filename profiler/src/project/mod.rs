@@ -59,6 +59,45 @@ pub struct Module {
     pub test_class_path: Vec<PathBuf>,
     /// The reactor's modules this one depends on (`groupId:artifactId`): their classes are ours.
     pub reactor_dependencies: Vec<String>,
+    /// The compiler plugin's `includes`/`excludes` and `testIncludes`/`testExcludes`: which sources
+    /// of the roots Maven compiles.
+    #[serde(default)]
+    pub source_filter: SourceFilter,
+}
+
+/// Which files of its source roots a module compiles: patterns (`**/*Benchmark*`) matched as the
+/// compiler plugin matches them, against a file's path relative to its root. Empty includes: all.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SourceFilter {
+    pub includes: Vec<String>,
+    pub excludes: Vec<String>,
+    pub test_includes: Vec<String>,
+    pub test_excludes: Vec<String>,
+}
+
+impl Module {
+    /// Whether Maven compiles `file`, a source under one of this module's roots (a file outside
+    /// them: yes, it is not this module's to filter).
+    pub fn compiles(&self, file: &Path) -> bool {
+        let f = &self.source_filter;
+        let (roots, includes, excludes) = match self.test_sources.iter().any(|r| file.starts_with(r)) {
+            true => (&self.test_sources, &f.test_includes, &f.test_excludes),
+            false => (&self.main_sources, &f.includes, &f.excludes),
+        };
+        let Some(rel) = roots.iter().find_map(|r| file.strip_prefix(r).ok()) else { return true };
+        let matches = |patterns: &[String]| patterns.iter().any(|p| ant_match(p, rel));
+        (includes.is_empty() || matches(includes)) && !matches(excludes)
+    }
+}
+
+/// An Ant-style pattern as Maven's source scanners match it: `**` any directories, `*` and `?`
+/// within one name; a pattern ending in `/` means everything below.
+fn ant_match(pattern: &str, rel: &Path) -> bool {
+    let mut pattern = pattern.trim().replace('\\', "/");
+    if pattern.ends_with('/') {
+        pattern.push_str("**");
+    }
+    globset::GlobBuilder::new(&pattern).literal_separator(true).build().is_ok_and(|g| g.compile_matcher().is_match(rel))
 }
 
 /// How the project was found: for the log, and the closing measurements.

@@ -98,6 +98,10 @@ impl<T: Tracker> Vm<T> {
         roots.push(self.boot_unnamed_module);
         roots.extend(self.pinned.iter().copied());
         roots.extend(self.extra_roots.iter().copied());
+        // What the scheduled call threw, when it ended inside a nested scheduler.
+        if let Some(super::threads::Finished::Threw(e)) = self.call_done {
+            roots.push(e);
+        }
         roots.push(self.refs.pending);
         if let Some(&r) = roots.iter().find(|&&r| self.heap.freed_as(r).is_some()) {
             // Checked handles: a root holds an object an earlier collection freed.

@@ -415,6 +415,13 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) switch_at: u64,
     /// True once `main` runs under the scheduler (start-up runs on the main thread alone).
     pub(crate) scheduling: bool,
+    /// The nesting at which a thread may be switched out: 1, its outermost activation; deeper
+    /// while a thread blocked inside a nested call runs the others ([`threads::Slot::in_place`]).
+    pub(crate) yield_nesting: usize,
+    /// The call the outermost scheduler runs to its end (thread, frame depth), and its ending
+    /// when it came inside a nested scheduler, for the outermost one to take.
+    pub(crate) scheduled_call: Option<(usize, usize)>,
+    pub(crate) call_done: Option<threads::Finished>,
     /// Native counter of thread ids (JDK 21+ `Thread.getNextThreadIdOffset`), 0 until asked for.
     pub(crate) next_tid_address: u64,
     /// The newest class-file version the JDK in use runs (44 + its feature release).
@@ -494,6 +501,9 @@ impl<T: Tracker> Vm<T> {
             current: 0,
             switch_at: u64::MAX,
             scheduling: false,
+            yield_nesting: 1,
+            scheduled_call: None,
+            call_done: None,
             ref_maps: HashMap::new(),
             refs: Default::default(),
             trace_exceptions: std::env::var_os("BLOATLENS_TRACE_EXCEPTIONS").is_some(),

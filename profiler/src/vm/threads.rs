@@ -88,6 +88,9 @@ pub struct Slot {
     /// The native it waits in (`Object.wait`, `Thread.sleep`, `Unsafe.park`): its frame has gone
     /// (the thread resumes after the call), but stack traces show it on top, as HotSpot's do.
     pub blocked_in: Option<MethodId>,
+    /// Blocked inside a nested call (a class initializer, a native calling Java): its Rust frames
+    /// lie below a nested scheduler that runs the others, so only that scheduler resumes it.
+    pub in_place: bool,
 }
 
 /// A thread's figures for java.management.
@@ -137,6 +140,17 @@ pub enum Ending {
     Running,
     Dispatching,
     Exiting,
+}
+
+/// What a scheduler loop runs until.
+#[derive(Debug, Clone, Copy)]
+enum Until {
+    /// The call on that thread at that frame depth ends.
+    Call(usize, usize),
+    /// No non-daemon thread is left to run.
+    AllDone,
+    /// That thread, blocked inside a nested call, may go on.
+    Runnable(usize),
 }
 
 /// How a thread's outermost activation ended.
@@ -230,13 +244,14 @@ impl<T: Tracker> Vm<T> {
             ending: Ending::Running,
             usage: Usage::default(),
             blocked_in: None,
+            in_place: false,
         });
         self.threads.len() - 1
     }
 
     /// True when the current thread may be switched out (it runs in its outermost activation).
     pub(super) fn can_yield(&self) -> bool {
-        self.nesting == 1 && self.scheduling
+        self.nesting == self.yield_nesting && self.scheduling
     }
 
     fn others_runnable(&self) -> bool {
@@ -283,9 +298,44 @@ impl<T: Tracker> Vm<T> {
             self.set_state(self.current, State::Blocked(obj));
             return Err(Fault::Yield);
         }
-        Err(Fault::Fatal(VmError::Unsupported(
-            "a contended lock inside a nested VM call (class initialization or a native calling Java)".into(),
-        )))
+        if !self.scheduling {
+            return Err(Fault::Fatal(VmError::Unsupported(
+                "a contended lock before the program's threads are scheduled".into(),
+            )));
+        }
+        // Inside a nested call: the other threads run from here until the monitor is free.
+        loop {
+            self.block_in_place(t, State::Blocked(obj))?;
+            if self.try_enter(t, obj) {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Blocks the running thread, which is inside a nested call and so cannot be switched out,
+    /// in `state`: a scheduler nested here runs the other threads until this one may go on (the
+    /// monitor it waits for is free, it is notified or unparked). Its stack waits in its slot
+    /// meanwhile, where the collector, thread dumps and the monitors' owners see it.
+    pub(super) fn block_in_place(&mut self, t: &mut JThread, state: State) -> VmResult<()> {
+        let me = self.current;
+        self.set_state(me, state);
+        self.threads[me].thread = Some(std::mem::take(t));
+        self.threads[me].in_place = true;
+        let yield_at = std::mem::replace(&mut self.yield_nesting, self.nesting + 1);
+        let ran = self.schedule(Until::Runnable(me));
+        self.yield_nesting = yield_at;
+        self.threads[me].in_place = false;
+        *t = self.threads[me].thread.take().expect("a thread blocked in place keeps its stack in its slot");
+        if self.current != me {
+            self.charge_running_thread();
+            self.current = me;
+        }
+        self.switch_at = self.instructions + self.opts.time_slice;
+        self.next_check = self.next_check.min(self.switch_at);
+        if self.threads[me].state != State::Runnable {
+            self.set_state(me, State::Runnable);
+        }
+        ran.map(|_| ())
     }
 
     /// Leaves the monitor of `obj`; false if this thread does not hold it.
@@ -389,8 +439,17 @@ impl<T: Tracker> Vm<T> {
         if self.take_interrupt(t) {
             return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
         }
-        if !self.can_yield() {
+        if !self.can_yield() && !self.scheduling {
             return self.wait_in_place(Instant::now() + time);
+        }
+        if !self.can_yield() {
+            // Inside a nested call: the others run while it sleeps, as they would on HotSpot.
+            self.block_in_place(t, State::Sleeping(Instant::now() + time))?;
+            if self.threads[self.current].interrupted.take().is_some() {
+                self.set_named(t.obj, "interrupted", 0);
+                return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
+            }
+            return Ok(());
         }
         self.set_state(self.current, State::Sleeping(Instant::now() + time));
         self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
@@ -416,11 +475,17 @@ impl<T: Tracker> Vm<T> {
                 Some(Instant::now() + Duration::from_millis((ms as u64).saturating_sub(now.as_millis() as u64)))
             }
         };
-        if !self.can_yield() {
+        if !self.can_yield() && !self.scheduling {
             return match deadline {
                 Some(d) => self.wait_in_place(d),
-                None => Err(Fault::Fatal(VmError::Unsupported("LockSupport.park() inside a nested VM call".into()))),
+                None => Err(Fault::Fatal(VmError::Unsupported(
+                    "LockSupport.park() before the program's threads are scheduled".into(),
+                ))),
             };
+        }
+        if !self.can_yield() {
+            // Inside a nested call: the others run (and may unpark it) while it is parked.
+            return self.block_in_place(t, State::Parked(deadline));
         }
         self.set_state(me, State::Parked(deadline));
         self.threads[me].blocked_in = t.natives.last().map(|&(_, m)| m);
@@ -642,26 +707,64 @@ impl<T: Tracker> Vm<T> {
         }
         let base_depth = self.threads[who].thread.as_ref().map(|j| j.frames.len() - 1).unwrap_or(0);
         self.set_state(who, State::Runnable);
-        match self.schedule(Some((who, base_depth)))? {
+        match self.schedule(Until::Call(who, base_depth))? {
             Some(done) => Ok(done),
             None => Err(Fault::Fatal(VmError::Internal("scheduler ended without the target call".into()))),
         }
     }
 
-    /// The scheduler loop. With a target (thread, frame depth) it returns when that thread's call
-    /// at that depth ends; without one, when no non-daemon thread is left to run.
-    fn schedule(&mut self, target: Option<(usize, usize)>) -> VmResult<Option<Finished>> {
-        let mut next = target.map(|t| t.0).unwrap_or(0);
+    /// The scheduler loop, until the given call ends, every non-daemon thread has ended, or (a
+    /// scheduler nested in a blocked thread's call) that thread may go on.
+    fn schedule(&mut self, until: Until) -> VmResult<Option<Finished>> {
+        let outer_call = self.scheduled_call;
+        if let Until::Call(who, depth) = until {
+            self.scheduled_call = Some((who, depth));
+        }
+        let r = self.schedule_loop(until);
+        self.scheduled_call = outer_call;
+        r
+    }
+
+    fn schedule_loop(&mut self, until: Until) -> VmResult<Option<Finished>> {
+        let mut next = match until {
+            Until::Call(who, _) | Until::Runnable(who) => who,
+            Until::AllDone => 0,
+        };
         loop {
-            if target.is_none()
-                && !self.threads.iter().any(|s| !s.daemon && !matches!(s.state, State::Terminated | State::Idle))
-            {
-                return Ok(None);
+            match until {
+                Until::AllDone
+                    if !self
+                        .threads
+                        .iter()
+                        .any(|s| !s.daemon && !matches!(s.state, State::Terminated | State::Idle)) =>
+                {
+                    return Ok(None)
+                }
+                Until::Call(..) => {
+                    if let Some(done) = self.call_done.take() {
+                        return Ok(Some(done));
+                    }
+                }
+                _ => {}
             }
             self.update_states(Instant::now(), None);
-            // Round robin from the thread after the one that ran last.
+            if let Until::Runnable(me) = until {
+                if self.threads[me].state == State::Runnable {
+                    return Ok(None);
+                }
+            }
+            // Round robin from the thread after the one that ran last; not a thread blocked in
+            // place (its own scheduler resumes it), nor the scheduled call's once it has ended.
             let n = self.threads.len();
-            let pick = (0..n).map(|k| (next + k) % n).find(|&i| self.threads[i].state == State::Runnable);
+            let call_ended = self.call_done.is_some();
+            let pickable = |i: usize| {
+                let s = &self.threads[i];
+                s.state == State::Runnable
+                    && !s.in_place
+                    && s.thread.is_some()
+                    && !(call_ended && self.scheduled_call.is_some_and(|(who, _)| who == i))
+            };
+            let pick = (0..n).map(|k| (next + k) % n).find(|&i| pickable(i));
             let Some(i) = pick else {
                 if self.deadlocked() {
                     return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report())));
@@ -670,6 +773,12 @@ impl<T: Tracker> Vm<T> {
                     Some(d) => {
                         self.nap_towards(d)?;
                         continue;
+                    }
+                    None if matches!(until, Until::Runnable(_)) => {
+                        return Err(Fault::Fatal(VmError::Unsupported(format!(
+                            "threads that wait for each other across nested VM calls (class initialization or a native calling Java): {}",
+                            self.deadlock_report()
+                        ))))
                     }
                     None => return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report()))),
                 }
@@ -696,8 +805,9 @@ impl<T: Tracker> Vm<T> {
                     }
                 }
             }
-            let is_target = target.is_some_and(|(who, _)| who == i);
-            let base = match target {
+            // The scheduled call's thread runs down to that call's frame, in whichever scheduler.
+            let is_target = self.scheduled_call.is_some_and(|(who, _)| who == i);
+            let base = match self.scheduled_call {
                 Some((who, depth)) if who == i => depth,
                 _ => 0,
             };
@@ -713,10 +823,21 @@ impl<T: Tracker> Vm<T> {
             jt.suspended = matches!(result, Err(Fault::Yield));
             self.threads[i].thread = Some(jt);
             next = (i + 1) % self.threads.len();
+            let done = match result {
+                Ok(v) if is_target => Some(Finished::Returned(v)),
+                Err(Fault::Exception(e)) if is_target => Some(Finished::Threw(e)),
+                _ => None,
+            };
+            if let Some(done) = done {
+                if matches!(until, Until::Call(..)) {
+                    return Ok(Some(done));
+                }
+                // Ended inside a nested scheduler: kept (its exception a root) for the outer one.
+                self.call_done = Some(done);
+                continue;
+            }
             match result {
                 Err(Fault::Yield) => continue,
-                Ok(v) if is_target => return Ok(Some(Finished::Returned(v))),
-                Err(Fault::Exception(e)) if is_target => return Ok(Some(Finished::Threw(e))),
                 Ok(_) => self.end_call(i, None)?,
                 Err(Fault::Exception(e)) => self.end_call(i, Some(e))?,
                 Err(other) => return Err(other),
@@ -797,7 +918,7 @@ impl<T: Tracker> Vm<T> {
     /// Runs every thread until no non-daemon thread other than `who` is alive (the JVM's exit rule).
     pub(super) fn await_non_daemon_threads(&mut self, who: usize) -> VmResult<()> {
         self.threads[who].state = State::Idle;
-        let r = self.schedule(None);
+        let r = self.schedule(Until::AllDone);
         self.threads[who].state = State::Runnable;
         r.map(|_| ())
     }

@@ -187,7 +187,13 @@ pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
         if std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&source, text)).is_ok() {
             let sources = [source];
             let out = dir.join("classes");
-            let _ = w.compile(&javac::Job { sources: &sources, source_path: &[], class_path: "", out: &out });
+            let _ = w.compile(&javac::Job {
+                sources: &sources,
+                source_path: &[],
+                class_path: "",
+                out: &out,
+                parameters: false,
+            });
         }
     }
 }
@@ -286,6 +292,7 @@ pub fn run(
         }
         let key = format!("{}\n{cp}\n{}\n{roots:?}", plan.main_file.display(), javac_path.display());
         let root = plan.root.clone();
+        let parameters = project.modules.iter().any(|m| m.parameters);
         let full = |state: &mut CompilerState| {
             // Start clean, so that classes of deleted sources do not linger.
             let _ = std::fs::remove_dir_all(&classes);
@@ -294,6 +301,7 @@ pub fn run(
                 source_path: &roots,
                 class_path: &cp,
                 out: &classes,
+                parameters,
             };
             state.compile(&javac_path, &scratch, &job)
         };
@@ -304,7 +312,13 @@ pub fn run(
                 let started = std::time::SystemTime::now();
                 // Against the classes already built (javac takes a class file over a source older than it).
                 let against = format!("{}:{cp}", classes.display());
-                let job = javac::Job { sources: &sources, source_path: &roots, class_path: &against, out: &classes };
+                let job = javac::Job {
+                    sources: &sources,
+                    source_path: &roots,
+                    class_path: &against,
+                    out: &classes,
+                    parameters,
+                };
                 match state.compile(&javac_path, &scratch, &job) {
                     Ok(()) if rebuild::needs_full(&state.built[&root], &sources, &classes, started) => full(&mut state),
                     other => other,

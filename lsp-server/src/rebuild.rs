@@ -170,7 +170,13 @@ mod tests {
         std::fs::write(&helper, HELPER).unwrap();
         let javac_path = javac::find_javac(None).unwrap();
         let compile = |sources: &[PathBuf], cp: &str| {
-            let job = javac::Job { sources, source_path: std::slice::from_ref(&root), class_path: cp, out: &classes };
+            let job = javac::Job {
+                sources,
+                source_path: std::slice::from_ref(&root),
+                class_path: cp,
+                out: &classes,
+                parameters: false,
+            };
             javac::compile(&javac_path, &job).unwrap();
         };
         let cp = classes.display().to_string();

@@ -64,6 +64,8 @@ pub struct Job<'a> {
     pub source_path: &'a [PathBuf],
     pub class_path: &'a str,
     pub out: &'a Path,
+    /// `-parameters`: parameter names kept for reflection, as the project's build asks.
+    pub parameters: bool,
 }
 
 /// A source root's module declaration.
@@ -81,6 +83,9 @@ impl Job<'_> {
     pub fn args(&self) -> Vec<String> {
         let mut args: Vec<String> =
             vec!["-g".into(), "-encoding".into(), "UTF-8".into(), "-d".into(), self.out.display().to_string()];
+        if self.parameters {
+            args.push("-parameters".into());
+        }
         let modular = self.modular();
         if modular {
             args.extend(["-sourcepath".into(), String::new()]);
@@ -353,7 +358,13 @@ mod tests {
         }
         let out = dir.path().join("out");
         let roots = [a, b.clone()];
-        let job = Job { sources: &[b.join("b/Main.java")], source_path: &roots, class_path: "", out: &out };
+        let job = Job {
+            sources: &[b.join("b/Main.java")],
+            source_path: &roots,
+            class_path: "",
+            out: &out,
+            parameters: false,
+        };
         compile(&find_javac(None).unwrap(), &job).unwrap();
         assert!(out.join("a/Impl.class").is_file() && out.join("b/Main.class").is_file());
         assert!(!out.join("module-info.class").exists(), "no module compiled");

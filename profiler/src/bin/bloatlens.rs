@@ -799,6 +799,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
             source_path: std::slice::from_ref(&root),
             class_path: &cp,
             out: build_dir.path(),
+            parameters: false,
         };
         match javac::compile(&javac, &job) {
             Ok(()) => {}
@@ -1103,6 +1104,7 @@ fn prepare_project(
             source_path: roots,
             class_path: &bloatlens_profiler::junit::join(&class_path),
             out,
+            parameters: project.modules.iter().any(|m| m.parameters),
         };
         match javac::compile(&javac, &job) {
             Ok(()) => {}

@@ -432,7 +432,7 @@ pub fn runner(javac_path: &Path, cache: &Path, class_path: &[PathBuf]) -> Result
     if jupiter {
         sources.push(write(&format!("{TIMEOUTS_CLASS}.java"), TIMEOUTS_SOURCE)?);
     }
-    let job = javac::Job { sources: &sources, source_path: &[], class_path: &cp, out: &dir };
+    let job = javac::Job { sources: &sources, source_path: &[], class_path: &cp, out: &dir, parameters: false };
     javac::compile(javac_path, &job).map_err(|e| match e {
         javac::CompileError::Failed { output, .. } => JUnitError::Runner(output),
         other => JUnitError::Runner(other.to_string()),

@@ -104,6 +104,7 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
             test_class_path: Vec::new(),
             reactor_dependencies: Vec::new(),
             source_filter: pom.source_filter.clone(),
+            parameters: compiler_parameters(&root.join(&pom.rel).join("pom.xml"), local_repository(root).as_deref()),
         };
         for r in resolved {
             if ids.contains(&r.id.as_str()) {
@@ -255,6 +256,63 @@ fn child<'a, 'i>(node: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree:
     node.children().find(|c| c.has_tag_name(name))
 }
 
+/// Whether the compiler plugin runs javac with `-parameters` for the module of `pom`: its
+/// `<parameters>` (or `maven.compiler.parameters`), from the pom or the nearest parent that says,
+/// parents found in the reactor or in the local repository (Spring Boot's starter parent sets it).
+fn compiler_parameters(pom: &Path, repo: Option<&Path>) -> bool {
+    let mut file = pom.to_path_buf();
+    for _ in 0..16 {
+        let Ok(text) = std::fs::read_to_string(&file) else { return false };
+        let Ok(doc) = roxmltree::Document::parse(&text) else { return false };
+        let project = doc.root_element();
+        let text_of = |node: Option<roxmltree::Node>| node.and_then(|n| n.text()).map(|t| t.trim().to_string());
+        let build = child(project, "build");
+        let plugins = [
+            build.and_then(|b| child(b, "plugins")),
+            build.and_then(|b| child(b, "pluginManagement")).and_then(|m| child(m, "plugins")),
+        ];
+        let configured = plugins
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p.children().filter(|c| c.has_tag_name("plugin")))
+            .filter(|p| text_of(child(*p, "artifactId")).as_deref() == Some("maven-compiler-plugin"))
+            .find_map(|p| text_of(child(p, "configuration").and_then(|c| child(c, "parameters"))))
+            .filter(|v| !v.contains("${"));
+        let property = text_of(child(project, "properties").and_then(|p| child(p, "maven.compiler.parameters")));
+        if let Some(v) = configured.or(property) {
+            return v == "true";
+        }
+        let Some(parent) = child(project, "parent") else { return false };
+        let coordinate = |name: &str| text_of(child(parent, name)).unwrap_or_default();
+        let (group, artifact, version) = (coordinate("groupId"), coordinate("artifactId"), coordinate("version"));
+        // An empty `<relativePath/>`: the parent is never looked for beside the module.
+        let relative = match child(parent, "relativePath") {
+            Some(r) => r.text().map(str::trim).unwrap_or_default().to_string(),
+            None => "../pom.xml".into(),
+        };
+        let near = file.parent().filter(|_| !relative.is_empty()).map(|d| d.join(&relative)).map(|p| {
+            if p.is_dir() {
+                p.join("pom.xml")
+            } else {
+                p
+            }
+        });
+        let in_reactor = near.filter(|p| {
+            std::fs::read_to_string(p).is_ok_and(|t| t.contains(&format!("<artifactId>{artifact}</artifactId>")))
+        });
+        file = match (in_reactor, repo) {
+            (Some(p), _) => p,
+            (None, Some(repo)) => repo
+                .join(group.replace('.', "/"))
+                .join(&artifact)
+                .join(&version)
+                .join(format!("{artifact}-{version}.pom")),
+            (None, None) => return false,
+        };
+    }
+    false
+}
+
 /// A pom's id, source directories and modules. Malformed XML is Maven's to explain (its message
 /// names the line); here only what is needed is read.
 fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
@@ -320,7 +378,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
 /// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
     // What the cache holds changes with Bloatlens: another version asks Maven again.
-    const FORMAT: &str = concat!("project-cache/4 ", env!("CARGO_PKG_VERSION"));
+    const FORMAT: &str = concat!("project-cache/5 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
     h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());
@@ -869,6 +927,7 @@ mod tests {
             test_class_path: Vec::new(),
             reactor_dependencies: Vec::new(),
             source_filter: pom.source_filter,
+            parameters: false,
         };
         let compiles = |f: &str| module.compiles(Path::new(f));
         assert!(!compiles("/p/src/test/java/org/apache/commons/csv/CSVBenchmark.java"));
@@ -881,6 +940,41 @@ mod tests {
         only.source_filter.test_includes = vec!["**/*Test.java".into()];
         assert!(!only.compiles(Path::new("/p/src/test/java/a/Helper.java")));
         assert!(only.compiles(Path::new("/p/src/test/java/a/ATest.java")));
+    }
+
+    #[test]
+    fn parameter_names_are_kept_as_the_pom_or_a_parent_asks() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let boot = repo.join("org/springframework/boot/spring-boot-starter-parent/3.5.7");
+        std::fs::create_dir_all(&boot).unwrap();
+        std::fs::write(
+            boot.join("spring-boot-starter-parent-3.5.7.pom"),
+            "<project><artifactId>spring-boot-starter-parent</artifactId><build><pluginManagement><plugins><plugin>\
+             <artifactId>maven-compiler-plugin</artifactId><configuration><parameters>true</parameters></configuration>\
+             </plugin></plugins></pluginManagement></build></project>",
+        )
+        .unwrap();
+        let app = dir.path().join("app");
+        std::fs::create_dir_all(app.join("web")).unwrap();
+        let parent =
+            "<parent><groupId>org.springframework.boot</groupId><artifactId>spring-boot-starter-parent</artifactId>\
+                      <version>3.5.7</version><relativePath/></parent>";
+        std::fs::write(app.join("pom.xml"), format!("<project>{parent}<artifactId>app</artifactId></project>"))
+            .unwrap();
+        std::fs::write(
+            app.join("web/pom.xml"),
+            "<project><parent><groupId>g</groupId><artifactId>app</artifactId><version>1</version></parent><artifactId>web</artifactId></project>",
+        )
+        .unwrap();
+        assert!(compiler_parameters(&app.join("web/pom.xml"), Some(&repo)), "the reactor's parent, then Boot's");
+        assert!(!compiler_parameters(&app.join("web/pom.xml"), None), "a parent not found says nothing");
+        std::fs::write(
+            app.join("pom.xml"),
+            format!("<project>{parent}<artifactId>app</artifactId><properties><maven.compiler.parameters>false</maven.compiler.parameters></properties></project>"),
+        )
+        .unwrap();
+        assert!(!compiler_parameters(&app.join("web/pom.xml"), Some(&repo)), "the nearest that says wins");
     }
 
     #[test]

@@ -63,6 +63,10 @@ pub struct Module {
     /// of the roots Maven compiles.
     #[serde(default)]
     pub source_filter: SourceFilter,
+    /// The compiler plugin's `parameters` (as the pom or a parent sets it, Spring Boot's does):
+    /// javac keeps parameter names for reflection.
+    #[serde(default)]
+    pub parameters: bool,
 }
 
 /// Which files of its source roots a module compiles: patterns (`**/*Benchmark*`) matched as the

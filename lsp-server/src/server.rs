@@ -63,7 +63,7 @@ impl Backend {
 /// the workspace's tests is the state owner's to say).
 fn folder_arg(value: &serde_json::Value) -> std::result::Result<std::path::PathBuf, String> {
     let said = || format!("`testsIn` is a folder's file URI (file:///…/src/test/java/com/acme), not {value}");
-    let text = value.as_str().ok_or_else(said)?;
+    let text = value.as_str().filter(|t| t.starts_with("file:")).ok_or_else(said)?;
     let uri: Uri = text.parse().map_err(|_| said())?;
     match uri.to_file_path() {
         Some(p) if p.is_absolute() => Ok(p.into_owned()),

@@ -10,6 +10,8 @@ use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
 use bloatlens_profiler::junit::{self, TestLaunch};
 use bloatlens_profiler::private_dir;
 use bloatlens_profiler::profile::{profile, ProfileConfig};
+use bloatlens_profiler::project::suite::{self, Scope};
+use bloatlens_profiler::project::surefire::Surefire;
 use bloatlens_profiler::project::{self, Build, Discovery, Project};
 use bloatlens_profiler::report::Report;
 use bloatlens_profiler::run::RunConfig;
@@ -26,6 +28,9 @@ pub struct Plan {
     pub main_class: String,
     /// The test selector when the entry point is a JUnit test.
     pub test: Option<String>,
+    /// The folder whose test classes run (every class Surefire would select below it) when the
+    /// entry point is a folder of tests; `main_file` is the folder then.
+    pub tests_in: Option<PathBuf>,
     /// The entry point's source file.
     pub main_file: PathBuf,
     /// The project's root: the workspace (or, with none, the file's source root).
@@ -38,6 +43,9 @@ pub struct Plan {
     /// Compile only, and say this when it compiles: a saved file with no main the parser sees
     /// (javac's errors, if any, are the truth about it).
     pub compile_only: Option<String>,
+    /// The entry point before this plan's (the `entryPoint` key): it is the entry point again when
+    /// this one is refused.
+    pub previous_entry: Option<String>,
 }
 
 #[derive(Debug)]
@@ -60,6 +68,9 @@ pub enum Outcome {
     Cancelled,
     /// The run could not start or the tools are missing; said to the user as a message.
     Failed(String),
+    /// The entry point asked for holds nothing to run (a folder outside the test sources, or with
+    /// no test class): said as a message, and the entry point before it stays.
+    Refused(String),
 }
 
 /// The scratch directory for a workspace's classes and the warm compiler's source: under the
@@ -124,6 +135,23 @@ pub fn describe_discovery(project: &Project, d: &Discovery) -> String {
 /// the poms' content).
 pub fn invalidate(projects: &Projects) {
     projects.lock().unwrap_or_else(|e| e.into_inner()).project = None;
+}
+
+/// The project at `root` if it is open already and not being opened now (never blocks).
+pub fn opened_project(projects: &Projects, root: &Path) -> Option<Arc<Project>> {
+    let slot = projects.try_lock().ok()?;
+    slot.project.as_ref().filter(|p| p.root == root).cloned()
+}
+
+/// The test source roots of `project` (rooted at `root`): Maven's modules', a plain tree's
+/// conventional `src/test/java`.
+fn test_roots(project: &Project, root: &Path) -> Vec<PathBuf> {
+    Scope::project_test_roots(project, &suite::plain_roots(root).1)
+}
+
+/// The tests in the folder `dir` of the project at `root` (see [`Scope::of_dir`]).
+pub fn tests_scope(project: &Project, root: &Path, dir: &Path) -> Result<Scope, suite::SuiteError> {
+    Scope::of_dir(&test_roots(project, root), root, dir)
 }
 
 /// The project at `root`, opened if it is not yet (blocking: Maven may run for seconds).
@@ -245,6 +273,28 @@ pub fn sandbox_notes(config: &SandboxConfig) -> Vec<String> {
     notes
 }
 
+/// The tests of a folder, chosen before compiling (their sources are what is compiled).
+struct FolderTests {
+    scope: Scope,
+    selection: junit::Selection,
+    sources: Vec<PathBuf>,
+    configs: std::collections::BTreeMap<String, Surefire>,
+    /// What the user should know about Surefire's configuration (not read: its defaults apply).
+    notes: Vec<String>,
+    cache: PathBuf,
+}
+
+/// The test classes Surefire would run in the folder `dir`, with its configuration.
+fn folder_tests(plan: &Plan, project: &Project, dir: &Path) -> Result<FolderTests, Outcome> {
+    let scope = tests_scope(project, &plan.root, dir).map_err(|e| Outcome::Refused(format!("Bloatlens: {e}")))?;
+    let cache = project::open_cache_dir(&plan.root).map_err(|e| Outcome::Failed(format!("Bloatlens: {e}")))?;
+    // Its includes, excludes and groups; what its forked JVM would get comes with them.
+    let (configs, notes) = project::maven::surefire_or_defaults(project, &cache, &plan.config.maven_path);
+    let selection = scope.selection(project, &configs).map_err(|e| Outcome::Refused(format!("Bloatlens: {e}")))?;
+    let sources = scope.source_files(&selection);
+    Ok(FolderTests { scope, selection, sources, configs, notes, cache })
+}
+
 /// Runs the plan to the end (or until `cancel` is set); `on_compiled` is called between compiling and
 /// running; the program's changes in the workspace are told to `writes` as they happen. Blocking:
 /// call on a blocking thread.
@@ -265,19 +315,37 @@ pub fn run(
         Ok(p) => p,
         Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
     };
+    let folder = match &plan.tests_in {
+        Some(dir) => match folder_tests(plan, &project, dir) {
+            Ok(f) => Some(f),
+            Err(outcome) => return outcome,
+        },
+        None => None,
+    };
     // Maven's modules' source roots (and the file's own, should it lie outside them); a plain
-    // tree's root follows from the file's package.
+    // tree's root follows from the file's package (a folder's tests: its conventional roots).
     let mut roots = match project.build {
         Build::Maven => project.source_roots(),
+        Build::Plain if folder.is_some() => {
+            let (mains, tests) = suite::plain_roots(&plan.root);
+            mains.into_iter().chain(tests).collect()
+        }
         Build::Plain => Vec::new(),
     };
-    if !roots.iter().any(|r| plan.main_file.starts_with(r)) {
+    if folder.is_none() && !roots.iter().any(|r| plan.main_file.starts_with(r)) {
         roots.push(javac::source_root_of(&plan.main_file));
     }
+    // What is compiled (javac follows their references): the entry point's file, or the folder's test classes.
+    let entries: Vec<PathBuf> = match &folder {
+        Some(f) => f.sources.clone(),
+        None => vec![plan.main_file.clone()],
+    };
+    // What the program's class path and resources are chosen by: its file, or the folder's tests.
+    let anchor = folder.as_ref().map(|f| f.scope.anchor()).unwrap_or_else(|| plan.main_file.clone());
     let extra = plan.config.class_path.iter().map(PathBuf::from);
     // Every module compiles against every module's libraries; the program runs with its own module's.
     let compile_path: Vec<PathBuf> = project.libraries_for(&plan.root).into_iter().chain(extra.clone()).collect();
-    let run_path: Vec<PathBuf> = project.libraries_for(&plan.main_file).into_iter().chain(extra).collect();
+    let run_path: Vec<PathBuf> = project.libraries_for(&anchor).into_iter().chain(extra).collect();
     let scratch = match cache_dir(&plan.root) {
         Ok(s) => s,
         Err(e) => return Outcome::Failed(e),
@@ -290,22 +358,16 @@ pub fn run(
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return Outcome::Cancelled;
         }
-        let key = format!("{}\n{cp}\n{}\n{roots:?}", plan.main_file.display(), javac_path.display());
+        let key = format!("{entries:?}\n{cp}\n{}\n{roots:?}", javac_path.display());
         let root = plan.root.clone();
         let parameters = project.modules.iter().any(|m| m.parameters);
         let full = |state: &mut CompilerState| {
             // Start clean, so that classes of deleted sources do not linger.
             let _ = std::fs::remove_dir_all(&classes);
-            let job = javac::Job {
-                sources: std::slice::from_ref(&plan.main_file),
-                source_path: &roots,
-                class_path: &cp,
-                out: &classes,
-                parameters,
-            };
+            let job = javac::Job { sources: &entries, source_path: &roots, class_path: &cp, out: &classes, parameters };
             state.compile(&javac_path, &scratch, &job)
         };
-        let result = match rebuild::decide(state.built.get(&root), &key, &classes, &plan.main_file) {
+        let result = match rebuild::decide(state.built.get(&root), &key, &classes, &entries) {
             rebuild::Decision::Nothing => Ok(()),
             rebuild::Decision::Full => full(&mut state),
             rebuild::Decision::Changed(sources) => {
@@ -345,12 +407,38 @@ pub fn run(
     }
     // A test runs as the JUnit runner's main, the launcher after the project's libraries.
     // The classes, then the resources beside them (as Maven's target/classes holds both).
-    let resources = project.resources_for(&plan.main_file);
+    let resources = project.resources_for(&anchor);
     let mut class_path: Vec<PathBuf> =
         std::iter::once(classes.clone()).chain(resources).chain(run_path.iter().cloned()).collect();
     let mut test_environment = None;
-    let (main_class, args, test_launch) = match &plan.test {
-        Some(selector) => {
+    let (main_class, args, test_launch) = match (&plan.test, folder) {
+        // A folder's tests, under one VM, as the command line's `--tests` runs a module's.
+        (_, Some(f)) => {
+            let timeouts = junit::Timeouts::profiled(plan.config.test_timeouts);
+            let modules = f.scope.modules(&project);
+            let environment = project::surefire::TestEnvironment::for_modules(&project, &modules, &f.configs);
+            let prepared = TestLaunch::prepare_selection(
+                &f.selection,
+                &javac_path,
+                &f.cache,
+                &run_path,
+                &project.repositories(),
+                timeouts,
+            );
+            let mut launch = match prepared {
+                Ok(l) => l,
+                Err(e) => return Outcome::Failed(format!("Bloatlens cannot run {}: {e}", plan.main_class)),
+            };
+            if environment.assertions_on() {
+                launch.enable_assertions();
+            }
+            launch.notes.extend(f.notes);
+            launch.notes.extend(environment.notes.iter().cloned());
+            test_environment = Some(environment);
+            class_path.extend(launch.class_path.iter().cloned());
+            (junit::RUNNER_CLASS.to_string(), launch.args.clone(), Some(launch))
+        }
+        (Some(selector), None) => {
             let cache = match project::open_cache_dir(&plan.root) {
                 Ok(c) => c,
                 Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
@@ -373,7 +461,7 @@ pub fn run(
                 Err(e) => return Outcome::Failed(format!("Bloatlens cannot run {selector}: {e}")),
             }
         }
-        None => (plan.main_class.clone(), plan.config.args.clone(), None),
+        (None, None) => (plan.main_class.clone(), plan.config.args.clone(), None),
     };
     let compile = started.elapsed();
     on_compiled();

@@ -335,12 +335,14 @@ pub fn plan(
     Ok(Plan {
         main_class: class,
         test: None,
+        tests_in: None,
         main_file,
         root: root.to_path_buf(),
         config,
         chosen,
         launch: Some(launch),
         compile_only: None,
+        previous_entry: remembered.map(String::from),
     })
 }
 

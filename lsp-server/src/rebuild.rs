@@ -44,8 +44,10 @@ fn hash_file(path: &Path) -> Option<u64> {
     Some(h.finish())
 }
 
-/// Decides from the record of the last compile (if any) and the sources on disk.
-pub fn decide(built: Option<&Built>, key: &str, classes: &Path, main_file: &Path) -> Decision {
+/// Decides from the record of the last compile (if any) and the sources on disk; `entries` are
+/// the files compiled from (the entry point's, a folder's test classes): one not built yet means a
+/// full compile.
+pub fn decide(built: Option<&Built>, key: &str, classes: &Path, entries: &[PathBuf]) -> Decision {
     let Some(built) = built.filter(|b| b.key == key && classes.is_dir()) else { return Decision::Full };
     let mut changed = Vec::new();
     for (source, hash) in &built.sources {
@@ -55,7 +57,7 @@ pub fn decide(built: Option<&Built>, key: &str, classes: &Path, main_file: &Path
             Some(_) => {}
         }
     }
-    if !built.sources.contains_key(main_file) {
+    if !entries.iter().all(|e| built.sources.contains_key(e)) {
         return Decision::Full;
     }
     changed.sort();
@@ -181,12 +183,12 @@ mod tests {
         };
         let cp = classes.display().to_string();
 
-        assert_eq!(decide(None, "k", &classes, &main), Decision::Full, "nothing built yet");
+        assert_eq!(decide(None, "k", &classes, std::slice::from_ref(&main)), Decision::Full, "nothing built yet");
         compile(std::slice::from_ref(&main), "");
         let built = record("k", std::slice::from_ref(&root), &classes);
         assert_eq!(built.sources.len(), 2, "both sources are known, Helper found through -sourcepath");
-        assert_eq!(decide(Some(&built), "k", &classes, &main), Decision::Nothing);
-        assert_eq!(decide(Some(&built), "another entry point", &classes, &main), Decision::Full);
+        assert_eq!(decide(Some(&built), "k", &classes, std::slice::from_ref(&main)), Decision::Nothing);
+        assert_eq!(decide(Some(&built), "another entry point", &classes, std::slice::from_ref(&main)), Decision::Full);
 
         // The entry point's text changes: only it is compiled; Helper's class stays as it was.
         let helper_class = classes.join("p/Helper.class");
@@ -194,7 +196,10 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&main, MAIN.replace("k=", "K is ")).unwrap();
         let changed = vec![main.clone()];
-        assert_eq!(decide(Some(&built), "k", &classes, &main), Decision::Changed(changed.clone()));
+        assert_eq!(
+            decide(Some(&built), "k", &classes, std::slice::from_ref(&main)),
+            Decision::Changed(changed.clone())
+        );
         let started = SystemTime::now();
         compile(&changed, &cp);
         assert!(!needs_full(&built, &changed, &classes, started));
@@ -204,7 +209,10 @@ mod tests {
         // A method body changes: Main compiled against the same API needs nothing more.
         std::fs::write(&helper, HELPER.replace("return 1;", "return 2;")).unwrap();
         let changed = vec![helper.clone()];
-        assert_eq!(decide(Some(&built), "k", &classes, &main), Decision::Changed(changed.clone()));
+        assert_eq!(
+            decide(Some(&built), "k", &classes, std::slice::from_ref(&main)),
+            Decision::Changed(changed.clone())
+        );
         let started = SystemTime::now();
         compile(&changed, &cp);
         assert!(!needs_full(&built, &changed, &classes, started));
@@ -219,6 +227,6 @@ mod tests {
 
         // A source deleted: its classes would linger.
         std::fs::remove_file(&helper).unwrap();
-        assert_eq!(decide(Some(&built), "k", &classes, &main), Decision::Full);
+        assert_eq!(decide(Some(&built), "k", &classes, std::slice::from_ref(&main)), Decision::Full);
     }
 }

@@ -59,6 +59,18 @@ impl Backend {
     }
 }
 
+/// `bloatlens.profile`'s `testsIn`: a folder's `file:` URI, as a path (whether it is a folder of
+/// the workspace's tests is the state owner's to say).
+fn folder_arg(value: &serde_json::Value) -> std::result::Result<std::path::PathBuf, String> {
+    let said = || format!("`testsIn` is a folder's file URI (file:///…/src/test/java/com/acme), not {value}");
+    let text = value.as_str().filter(|t| t.starts_with("file:")).ok_or_else(said)?;
+    let uri: Uri = text.parse().map_err(|_| said())?;
+    match uri.to_file_path() {
+        Some(p) if p.is_absolute() => Ok(p.into_owned()),
+        _ => Err(said()),
+    }
+}
+
 /// A command's first argument: the document it acts on.
 fn arg_uri(args: &[serde_json::Value]) -> Option<Uri> {
     serde_json::from_value(args.first()?.clone()).ok()
@@ -351,7 +363,8 @@ impl LanguageServer for Backend {
         let args = p.arguments;
         match p.command.as_str() {
             "bloatlens.profile" => {
-                // Arguments: the file, then a main class or `{"test": "com.acme.FooTest#bar"}`.
+                // Arguments: the file, then a main class, `{"test": "com.acme.FooTest#bar"}` or
+                // `{"testsIn": "file:///…/src/test/java/com/acme"}` (a folder's test classes).
                 let file = args.first().and_then(|v| serde_json::from_value::<Uri>(v.clone()).ok());
                 let main_class = args.get(1).and_then(|v| v.as_str()).map(String::from);
                 let test = args.get(1).and_then(|v| v.get("test")).and_then(|t| t.as_str()).map(String::from);
@@ -360,7 +373,11 @@ impl LanguageServer for Backend {
                         return Err(tower_lsp_server::jsonrpc::Error::invalid_params(e.to_string()));
                     }
                 }
-                self.send(Event::Profile { main_class, test, file });
+                let tests_in = match args.get(1).and_then(|v| v.get("testsIn")) {
+                    Some(folder) => Some(folder_arg(folder).map_err(tower_lsp_server::jsonrpc::Error::invalid_params)?),
+                    None => None,
+                };
+                self.send(Event::Profile { main_class, test, tests_in, file });
                 Ok(None)
             }
             "bloatlens.entryPoints" => {
@@ -477,5 +494,20 @@ fn code_str(c: &NumberOrString) -> String {
     match c {
         NumberOrString::String(s) => s.clone(),
         NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_to_profile_is_a_file_uri() {
+        let folder = folder_arg(&serde_json::json!("file:///ws/core/src/test/java/com/acme%20shop")).unwrap();
+        assert_eq!(folder, std::path::PathBuf::from("/ws/core/src/test/java/com/acme shop"));
+        for wrong in [serde_json::json!(3), serde_json::json!("core/src/test"), serde_json::json!("https://x/y")] {
+            let e = folder_arg(&wrong).unwrap_err();
+            assert!(e.starts_with("`testsIn` is a folder's file URI"), "{wrong}: {e}");
+        }
     }
 }

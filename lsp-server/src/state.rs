@@ -156,29 +156,53 @@ pub enum EntryPoint {
     Main(String),
     /// A JUnit test: a class, or `Class#method`.
     Test(String),
+    /// Every test class Surefire would run in a folder (a package's directory in a test source
+    /// root, a test root, a module's directory, the workspace): relative to the workspace when it
+    /// is inside it (`.` for the workspace itself), else absolute.
+    Tests(PathBuf),
 }
 
+/// How a folder of tests is named in the `entryPoint` setting: `tests:core/src/test/java/com/acme`.
+const TESTS_PREFIX: &str = "tests:";
+
 impl EntryPoint {
-    /// As the client remembers it (the `entryPoint` setting): the class, or `test:` and the selector.
+    /// As the client remembers it (the `entryPoint` setting): the class, `test:` and the
+    /// selector, or `tests:` and the folder.
     pub fn key(&self) -> String {
         match self {
             EntryPoint::Main(c) => c.clone(),
             EntryPoint::Test(t) => format!("test:{t}"),
+            EntryPoint::Tests(dir) => format!("{TESTS_PREFIX}{}", dir.display()),
         }
     }
 
     pub fn from_key(key: &str) -> EntryPoint {
+        if let Some(dir) = key.strip_prefix(TESTS_PREFIX).filter(|d| !d.is_empty()) {
+            return EntryPoint::Tests(PathBuf::from(dir));
+        }
         match key.strip_prefix("test:") {
             Some(t) => EntryPoint::Test(t.to_string()),
             None => EntryPoint::Main(key.to_string()),
         }
     }
 
-    /// For people: `com.acme.Main`, `test com.acme.FooTest#bar`.
+    /// The folder `dir` (absolute) as an entry point of the workspace at `root`: relative to it.
+    pub fn tests_in(dir: &Path, root: Option<&Path>) -> EntryPoint {
+        match root.and_then(|r| dir.strip_prefix(r).ok()) {
+            Some(rel) if rel.as_os_str().is_empty() => EntryPoint::Tests(PathBuf::from(".")),
+            Some(rel) => EntryPoint::Tests(rel.to_path_buf()),
+            None => EntryPoint::Tests(dir.to_path_buf()),
+        }
+    }
+
+    /// For people: `com.acme.Main`, `test com.acme.FooTest#bar`, `tests in src/test/java/com/acme`,
+    /// `tests in the workspace`.
     pub fn name(&self) -> String {
         match self {
             EntryPoint::Main(c) => c.clone(),
             EntryPoint::Test(t) => format!("test {t}"),
+            EntryPoint::Tests(dir) if dir.as_os_str() == "." => "tests in the workspace".to_string(),
+            EntryPoint::Tests(dir) => format!("tests in {}", dir.display()),
         }
     }
 }
@@ -222,10 +246,12 @@ pub enum Event {
         generation: u64,
     },
     /// Profile this class (a lens or a command), or this test (`test`: a class or
-    /// `Class#method`), or, without either, the file's main.
+    /// `Class#method`), or the tests in this folder (`tests_in`, absolute), or, without any, the
+    /// file's main.
     Profile {
         main_class: Option<String>,
         test: Option<String>,
+        tests_in: Option<PathBuf>,
         file: Option<Uri>,
     },
     /// The project was opened ahead of the first run: a line for the log, or why it could not be.
@@ -433,10 +459,11 @@ impl State {
                     self.start_profile(None, uri).await;
                 }
             }
-            Event::Profile { main_class, test, file } => {
-                let entry = match test {
-                    Some(t) => Some(EntryPoint::Test(t)),
-                    None => main_class.map(EntryPoint::Main),
+            Event::Profile { main_class, test, tests_in, file } => {
+                let entry = match (test, tests_in) {
+                    (Some(t), _) => Some(EntryPoint::Test(t)),
+                    (None, Some(dir)) => Some(EntryPoint::tests_in(&dir, self.snap.root.as_deref())),
+                    (None, None) => main_class.map(EntryPoint::Main),
                 };
                 if !self.snap.config.trusted {
                     // Asked for by the user: said where it was asked, not only in the status bar.
@@ -661,6 +688,10 @@ impl State {
                 Some(p) => (EntryPoint::Test(selector), p, "chosen"),
                 None => return self.cannot_plan(format!("Bloatlens: no test class {selector} in the workspace")).await,
             },
+            Some(EntryPoint::Tests(dir)) => match self.tests_folder(&dir) {
+                Ok(p) => (EntryPoint::Tests(dir), p, "chosen"),
+                Err(msg) => return self.cannot_plan(msg).await,
+            },
             Some(EntryPoint::Main(class)) => {
                 let why = if explicit { "chosen" } else { "the mainClass setting" };
                 match self.snap.workspace_mains(file.as_ref()).into_iter().find(|(c, _)| *c == class) {
@@ -681,6 +712,8 @@ impl State {
                 let mains = self.snap.workspace_mains(file.as_ref());
                 let remembered = match remembered {
                     Some(EntryPoint::Test(t)) => self.snap.class_file(&t).map(|p| (EntryPoint::Test(t), p)),
+                    // A folder that is no longer there, or holds no tests now, is no entry point.
+                    Some(EntryPoint::Tests(d)) => self.tests_folder(&d).ok().map(|p| (EntryPoint::Tests(d), p)),
                     Some(EntryPoint::Main(m)) => {
                         mains.iter().find(|(c, _)| *c == m).map(|(c, p)| (EntryPoint::Main(c.clone()), p.clone()))
                     }
@@ -715,12 +748,14 @@ impl State {
                         return Some(Plan {
                             main_class: name,
                             test: None,
+                            tests_in: None,
                             main_file: path,
                             root,
                             config,
                             chosen: None,
                             launch: None,
                             compile_only: Some(NO_MAIN.to_string()),
+                            previous_entry: self.entry.clone(),
                         });
                     }
                     (None, None, None) => {
@@ -750,14 +785,45 @@ impl State {
         let key = entry.key();
         let chosen =
             (self.entry.as_deref() != Some(key.as_str())).then(|| format!("entry point {}: {why}", entry.name()));
-        self.entry = Some(key.clone());
+        let previous_entry = self.entry.replace(key.clone());
         self.snap.entry_point = Some(key);
         let root = self.snap.root.clone().unwrap_or_else(|| bloatlens_profiler::javac::source_root_of(&path));
-        let (main_class, test) = match entry {
-            EntryPoint::Main(class) => (class, None),
-            EntryPoint::Test(selector) => (selector.clone(), Some(selector)),
+        let (main_class, test, tests_in) = match entry {
+            EntryPoint::Main(class) => (class, None, None),
+            EntryPoint::Test(selector) => (selector.clone(), Some(selector), None),
+            tests @ EntryPoint::Tests(_) => (tests.name(), None, Some(path.clone())),
         };
-        Some(Plan { main_class, test, main_file: path, root, config, chosen, launch: None, compile_only: None })
+        Some(Plan {
+            main_class,
+            test,
+            tests_in,
+            main_file: path,
+            root,
+            config,
+            chosen,
+            launch: None,
+            compile_only: None,
+            previous_entry,
+        })
+    }
+
+    /// The folder of a `Tests` entry point (relative to the workspace, or absolute), checked: a
+    /// directory, and, when the project is open already, one that is in (or holds) its test
+    /// sources (else the run says so, once the project is open).
+    fn tests_folder(&self, dir: &Path) -> Result<PathBuf, String> {
+        let path = match (&self.snap.root, dir.is_absolute()) {
+            (Some(root), false) if dir.as_os_str() == "." => root.clone(),
+            (Some(root), false) => root.join(dir),
+            _ => dir.to_path_buf(),
+        };
+        if !path.is_dir() {
+            return Err(format!("Bloatlens: {} is not a folder of the workspace", dir.display()));
+        }
+        let root = self.snap.root.clone().unwrap_or_else(|| path.clone());
+        if let Some(project) = job::opened_project(&self.projects, &root) {
+            job::tests_scope(&project, &root, &path).map_err(|e| format!("Bloatlens: {e}"))?;
+        }
+        Ok(path)
     }
 
     /// Marks every finding shown as stale (the latest save did not profile: they are an earlier
@@ -832,7 +898,9 @@ impl State {
                 }
                 self.source_roots = roots;
                 self.snap.findings = self.map_findings_in(&report, &self.source_roots);
-                self.publish_findings(to_proto::uri_of(&plan.main_file)).await;
+                // The profiled file gets its list even when empty (a folder of tests is no file).
+                let main = plan.tests_in.is_none().then(|| to_proto::uri_of(&plan.main_file)).flatten();
+                self.publish_findings(main).await;
                 if report.run.partial {
                     let detail = report.run.outcome_detail.clone().unwrap_or_default();
                     let msg = match &report.run.stopped_at {
@@ -926,6 +994,13 @@ impl State {
                 self.outdate_findings().await;
                 self.log(message.clone()).await;
                 self.client.show_message(MessageType::ERROR, message).await;
+            }
+            Outcome::Refused(message) => {
+                // Said as a plan that cannot be made is; the entry point before it stays.
+                let refused = self.entry.take();
+                self.entry = plan.previous_entry.filter(|p| Some(p) != refused.as_ref());
+                self.snap.entry_point = self.entry.clone();
+                self.cannot_plan(message).await;
             }
         }
     }
@@ -1175,7 +1250,33 @@ fn collect_java_files(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::caret_span;
+    use super::{caret_span, EntryPoint};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn an_entry_point_round_trips_through_its_key() {
+        let root = Path::new("/ws");
+        let folder = EntryPoint::tests_in(Path::new("/ws/core/src/test/java/com/acme"), Some(root));
+        assert_eq!(folder, EntryPoint::Tests(PathBuf::from("core/src/test/java/com/acme")));
+        assert_eq!(folder.key(), "tests:core/src/test/java/com/acme");
+        assert_eq!(folder.name(), "tests in core/src/test/java/com/acme");
+        let whole = EntryPoint::tests_in(root, Some(root));
+        assert_eq!((whole.key().as_str(), whole.name().as_str()), ("tests:.", "tests in the workspace"));
+        // Outside the workspace: absolute.
+        let outside = EntryPoint::tests_in(Path::new("/elsewhere/tests"), Some(root));
+        assert_eq!(outside.key(), "tests:/elsewhere/tests");
+        for e in [
+            folder,
+            whole,
+            outside,
+            EntryPoint::Test("com.acme.FooTest#bar".into()),
+            EntryPoint::Main("com.acme.Main".into()),
+        ] {
+            assert_eq!(EntryPoint::from_key(&e.key()), e);
+        }
+        // `tests:` with no folder is no folder (a main class cannot be named so either).
+        assert_eq!(EntryPoint::from_key("tests:"), EntryPoint::Main("tests:".into()));
+    }
 
     #[test]
     fn a_caret_marks_its_word_or_the_end_of_the_line() {

@@ -191,6 +191,95 @@ fn a_maven_project_is_profiled_across_its_modules_and_its_tests_run_from_their_l
 }
 
 #[test]
+fn the_tests_in_a_folder_run_under_one_vm_each_with_its_outcome() {
+    let mut ed = start("shop");
+    let folder = |ed: &Editor, rel: &str| bloatlens_lsp::harness::uri(&file(ed, rel));
+    // A folder of main code holds no tests: said, and nothing runs. (Asked at once: the project
+    // may still be opening, and then the run says it once it is open.)
+    let main_code = folder(&ed, "core/src/main/java/com/acme/shop/core");
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": [main_code, {"testsIn": main_code}]}),
+    );
+    let msgs = ed.until(|m| m["method"] == "window/showMessage");
+    assert!(msgs.iter().any(|m| m["id"] == id && m.get("error").is_none()), "the command is answered: {msgs:?}");
+    let said = &msgs.last().unwrap()["params"];
+    assert_eq!(said["type"], 2, "a warning: {said}");
+    assert_eq!(
+        said["message"],
+        "Bloatlens: core/src/main/java/com/acme/shop/core is not in a test source root and holds none (the test \
+         sources are in core/src/test/java, app/src/test/java): choose a folder of the tests, a module's directory \
+         or the project's"
+    );
+    if !msgs.iter().filter_map(log_text).any(|l| l.starts_with("Maven: the class paths of 3 modules resolved")) {
+        until_log(&mut ed, "Maven: the class paths of 3 modules resolved in");
+    }
+    // A malformed argument is the request's error.
+    let id = ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": [null, {"testsIn": "core/src/test"}]}),
+    );
+    let answer = ed.until(|m| m["id"] == id);
+    let error = &answer.last().unwrap()["error"];
+    assert!(error["message"].as_str().unwrap().starts_with("`testsIn` is a folder's file URI"), "{error}");
+
+    // The package's folder: both of core's test classes run, in one VM; app's test does not.
+    let tests = folder(&ed, "core/src/test/java/com/acme/shop/core");
+    ed.request(
+        "workspace/executeCommand",
+        json!({"command": "bloatlens.profile", "arguments": [tests, {"testsIn": tests}]}),
+    );
+    let msgs = until_log(&mut ed, "profiled tests in core/src/test/java/com/acme/shop/core in ");
+    let logs: Vec<&str> = msgs.iter().filter_map(log_text).collect();
+    assert!(
+        logs.last().unwrap().ends_with("; entry point tests in core/src/test/java/com/acme/shop/core: chosen"),
+        "{logs:?}"
+    );
+    // A test failed: said once every outcome is in the log.
+    let rest = ed.until(|m| m["method"] == "window/showMessage");
+    let logs: Vec<&str> = rest.iter().filter_map(log_text).collect();
+    let test_lines: Vec<&str> = logs.iter().copied().filter(|l| l.starts_with("test ")).collect();
+    for expected in [
+        "test com.acme.shop.core.InventoryTest#totalsAreSummed(): passed",
+        "test com.acme.shop.core.OrderTest#subtotalIgnoresDiscount(): passed",
+        "test com.acme.shop.core.OrderTest#totalsAreComputedOnAWorkerThread(): passed",
+        // The module's test resources are on the class path.
+        "test com.acme.shop.core.OrderTest#formatsTheExpectedPricesOfTheTestResource(): passed",
+    ] {
+        assert!(test_lines.contains(&expected), "{expected}: {test_lines:#?}");
+    }
+    assert!(
+        test_lines.iter().any(|l| l.starts_with(
+            "test com.acme.shop.core.InventoryTest#discountIsAppliedOnce(): failed: discount applied twice"
+        )),
+        "{test_lines:#?}"
+    );
+    assert_eq!(test_lines.len(), 9, "3 of InventoryTest, 6 of OrderTest: {test_lines:#?}");
+    assert!(
+        !test_lines.iter().any(|l| l.contains("ReportTest")),
+        "app's tests are outside the folder: {test_lines:#?}"
+    );
+    let said = &rest.last().unwrap()["params"];
+    let text = said["message"].as_str().unwrap();
+    assert!(
+        text.starts_with("Bloatlens: tests in core/src/test/java/com/acme/shop/core — 7 passed, 1 failed, 1 skipped"),
+        "{text}"
+    );
+
+    // Each class's lenses show its tests' outcomes, as after a class's run.
+    let order_test = ed.open("core/src/test/java/com/acme/shop/core/OrderTest.java");
+    let titles: Vec<String> =
+        lenses(&mut ed, &order_test).iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect();
+    assert_eq!(titles.iter().filter(|t| *t == "✔ passed").count(), 6, "{titles:?}");
+    let inventory_test = ed.open(INVENTORY_TEST);
+    let titles: Vec<String> =
+        lenses(&mut ed, &inventory_test).iter().map(|l| l["command"]["title"].as_str().unwrap().to_string()).collect();
+    assert!(titles.iter().any(|t| t.starts_with("✘ failed: discount applied twice")), "{titles:?}");
+    ed.drain(std::time::Duration::from_secs(2));
+    ed.finish();
+}
+
+#[test]
 fn a_broken_pom_is_said_with_mavens_own_words() {
     let mut ed = start("broken-pom");
     let said = ed.until(|m| m["method"] == "window/showMessage");

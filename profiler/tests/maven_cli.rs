@@ -392,6 +392,35 @@ fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     assert!(stdout.contains("LedgerTest#runsInTheWorkingDirectory() passed"), "{stdout}");
 }
 
+/// `--tests` from a folder of a module's tests: the test classes below it, and no other; a folder
+/// of main code holds none, and says where the tests are.
+#[test]
+fn the_tests_in_a_folder_run_from_it() {
+    let p = Project::new("shop");
+    let out = p.command("core/src/test/java/com/acme/shop/core", "run", &["--tests"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "a test fails: {stdout}{}", text(&out.stderr));
+    let outcomes = printed_outcomes(&stdout);
+    let classes: std::collections::BTreeSet<&str> = outcomes.keys().map(|t| t.split('#').next().unwrap()).collect();
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        ["com.acme.shop.core.InventoryTest", "com.acme.shop.core.OrderTest"],
+        "{stdout}"
+    );
+    assert_eq!(outcomes.get("com.acme.shop.core.OrderTest#formatsCents").map(String::as_str), Some("passed"));
+
+    let out = p.command("core/src/main/java", "run", &["--tests"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "bloatlens: error: core/src/main/java is not in a test source root and holds none (the test sources are in \
+             core/src/test/java, app/src/test/java)"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// The outcomes `bloatlens run --test`/`profile --test` printed (`test Class#method() passed`).
 fn printed_outcomes(stdout: &str) -> std::collections::BTreeMap<String, String> {
     stdout

@@ -44,6 +44,7 @@ export function register(session: Session): vscode.Disposable[] {
   return [
     vscode.commands.registerCommand("bloatlens.profileCurrentMain", () => profileCurrentMain(session)),
     vscode.commands.registerCommand("bloatlens.profileEntryPoint", () => profileEntryPoint(session)),
+    vscode.commands.registerCommand("bloatlens.profileTests", (folder?: vscode.Uri) => profileTests(session, folder)),
     vscode.commands.registerCommand("bloatlens.goToNextHop", () => goToHop(session, "bloatlens.nextHop")),
     vscode.commands.registerCommand("bloatlens.goToPreviousHop", () => goToHop(session, "bloatlens.prevHop")),
     vscode.commands.registerCommand("bloatlens.pickChainHop", () => pickChainHop(session, cursorArgs(session))),
@@ -90,6 +91,23 @@ async function profileEntryPoint(session: Session): Promise<void> {
   const { main } = picked;
   // The server takes `launch:<name>` where a class would be named.
   await session.command("bloatlens.profile", [main.uri, main.launch !== undefined ? `launch:${main.launch}` : main.class]);
+}
+
+/** The server's `profile` arguments for the tests in a folder (its URI as the protocol has it):
+ * the folder, then `{testsIn}` naming it. */
+export function testsArgs(folder: string): unknown[] {
+  return [folder, { testsIn: folder }];
+}
+
+/** Profiles every test class (as Maven's Surefire selects them) in a folder of the Explorer: a
+ * package's folder of a test source root, the root, a module's folder. The server says why when
+ * the folder holds no tests. */
+async function profileTests(session: Session, folder: vscode.Uri | undefined): Promise<void> {
+  if (!folder) {
+    void vscode.window.showInformationMessage("Bloatlens: choose a folder of tests in the Explorer (its context menu: Profile Tests).");
+    return;
+  }
+  await session.command("bloatlens.profile", testsArgs(folder.toString()));
 }
 
 /** Where the last hop command left the cursor, on which finding's walk: while the cursor stays

@@ -16,7 +16,8 @@ use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
 use bloatlens_profiler::junit::{Selection, TestLaunch, TestTimeouts, Timeouts};
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
-use bloatlens_profiler::project::surefire::{self, Surefire, TestEnvironment};
+use bloatlens_profiler::project::suite::{self, Scope};
+use bloatlens_profiler::project::surefire::{Surefire, TestEnvironment};
 use bloatlens_profiler::project::{self, Build, Module, Project};
 use bloatlens_profiler::report::human_duration;
 use bloatlens_profiler::report::{Report, Settings};
@@ -1041,8 +1042,10 @@ fn prepare_project(
 ) -> anyhow::Result<Result<Prepared, i32>> {
     let given_dir =
         std::fs::canonicalize(target).with_context(|| format!("{} is not a directory", target.display()))?;
-    // A module's directory: the reactor it belongs to is the project (Maven needs its parent and siblings).
-    let dir = bloatlens_profiler::project::maven::reactor_root(&given_dir);
+    // A module's directory (or a folder of its sources): the reactor it belongs to is the project
+    // (Maven needs its parent and siblings).
+    let dir =
+        bloatlens_profiler::project::maven::reactor_root(&bloatlens_profiler::project::maven::module_dir(&given_dir));
     let javac = javac::find_javac(Some(jdk_home))?;
     let project = match open_project(&dir, &p.mvn) {
         Ok(p) => p,
@@ -1051,8 +1054,23 @@ fn prepare_project(
             return Ok(Err(STATUS_NOT_RUN));
         }
     };
-    // The modules whose tests run: the test's, or (`--tests`) the given module's, else every one's.
-    let suite_modules = running_modules(&project, p, &given_dir, &dir);
+    // `--tests` in a Maven reactor: the tests in the given directory (a folder of a module's tests,
+    // a module, the reactor's root: every module's).
+    let scope = match (p.tests && p.test.is_none(), project.build) {
+        (true, Build::Maven) => match Scope::of_dir(&Scope::project_test_roots(&project, &[]), &dir, &given_dir) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                say!("bloatlens: error: {e}");
+                return Ok(Err(STATUS_NOT_RUN));
+            }
+        },
+        _ => None,
+    };
+    // The modules whose tests run: the test's, or those of the tests in the given directory.
+    let suite_modules = match &scope {
+        Some(s) => s.modules(&project),
+        None => running_modules(&project, p),
+    };
     let (main_roots, test_roots) = match project.build {
         // A test run compiles every module's main code, then the tests of the modules whose tests
         // run (one module's tests that do not compile do not stop another's); a test class found
@@ -1118,9 +1136,10 @@ fn prepare_project(
     }
     // What the run's class path and resources are chosen by: the test's file, the one module's
     // test root, else the whole project.
-    let anchor = match (&test_file, suite_modules.as_slice()) {
-        (Some(f), _) => f.clone(),
-        (None, [m]) => m.test_sources.first().cloned().unwrap_or_else(|| m.dir.clone()),
+    let anchor = match (&test_file, &scope, suite_modules.as_slice()) {
+        (Some(f), _, _) => f.clone(),
+        (None, Some(s), _) => s.anchor(),
+        (None, None, [m]) => m.test_sources.first().cloned().unwrap_or_else(|| m.dir.clone()),
         _ => dir.clone(),
     };
     let libraries = project.libraries_for(&anchor);
@@ -1142,7 +1161,7 @@ fn prepare_project(
             let (configs, mut notes) = project::maven::surefire_or_defaults(&project, &cache, &p.mvn);
             let selection = match &p.test {
                 Some(selector) => Selection::one(selector),
-                None => match suite(&project, &suite_modules, &test_roots, &configs) {
+                None => match suite(scope.as_ref(), &project, &test_roots, &dir, &configs) {
                     Ok(s) => s,
                     Err(e) => {
                         say!("bloatlens: error: {e}");
@@ -1181,37 +1200,20 @@ fn prepare_project(
     Ok(Ok(Prepared { class_path, main_class, args, source_roots, launch, build, root: dir, environment }))
 }
 
-/// The test classes `--tests` runs: those Surefire's patterns select in the modules' test sources
-/// (a plain tree's test roots with Surefire's defaults), with the modules' tag filters.
+/// The test classes `--tests` runs: those Surefire's patterns select in the Maven `scope` (a
+/// plain tree: its test roots, with Surefire's defaults), with the modules' tag filters.
 fn suite(
+    scope: Option<&Scope>,
     project: &Project,
-    modules: &[&Module],
     plain_test_roots: &[PathBuf],
+    root: &Path,
     configs: &std::collections::BTreeMap<String, Surefire>,
 ) -> anyhow::Result<Selection> {
-    let mut selection = Selection::default();
-    let mut where_ = Vec::new();
-    if project.build == Build::Plain {
-        selection.selectors =
-            surefire::test_classes(plain_test_roots, &Surefire::default()).map_err(anyhow::Error::msg)?;
-        where_.push(project.root.display().to_string());
-    }
-    for m in modules {
-        let config = configs.get(&m.id).cloned().unwrap_or_default();
-        let classes = surefire::test_classes(&m.test_sources, &config).map_err(|e| anyhow::anyhow!("{}: {e}", m.id))?;
-        selection.selectors.extend(classes);
-        selection.include_tags = selection.include_tags.or(config.groups.clone());
-        selection.exclude_tags = selection.exclude_tags.or(config.excluded_groups.clone());
-        where_.push(m.id.clone());
-    }
-    if selection.selectors.is_empty() {
-        bail!(
-            "no test classes in {}: none of the test sources' classes matches Surefire's includes (by default **/Test*.java, **/*Test.java, **/*Tests.java, **/*TestCase.java)",
-            where_.join(", ")
-        );
-    }
-    selection.label = format!("the tests of {} ({} classes)", where_.join(", "), selection.selectors.len());
-    Ok(selection)
+    let scope = match scope {
+        Some(s) => s.clone(),
+        None => Scope::of_dir(plain_test_roots, root, root)?,
+    };
+    Ok(scope.selection(project, configs)?)
 }
 
 /// A plain tree's main and test source roots: the ones named (relative to the working
@@ -1225,16 +1227,13 @@ fn plain_roots(dir: &Path, named: &[PathBuf], named_tests: &[PathBuf]) -> anyhow
             })
             .collect()
     };
-    let conventional = dir.join("src/main/java").is_dir();
+    let (conventional_mains, conventional_tests) = suite::plain_roots(dir);
     let mains = match named {
-        [] if conventional => vec![dir.join("src/main/java")],
-        [] => vec![dir.to_path_buf()],
+        [] => conventional_mains,
         some => absolute(some)?,
     };
     let tests = match named_tests {
-        [] if conventional && named.is_empty() => {
-            Some(dir.join("src/test/java")).filter(|d| d.is_dir()).into_iter().collect()
-        }
+        [] if named.is_empty() => conventional_tests,
         [] => Vec::new(),
         some => absolute(some)?,
     };
@@ -1248,24 +1247,13 @@ fn source_of(roots: &[PathBuf], test: &str) -> Option<PathBuf> {
     roots.iter().map(|r| r.join(&rel)).find(|f| f.is_file())
 }
 
-/// The modules whose tests a test run runs: the module of the test class `--test` names (none when
-/// no module has its source), else (`--tests`) the module of `given_dir` below the reactor's root `root`,
-/// else every module with tests; none for a run of a main.
-fn running_modules<'p>(project: &'p Project, p: &ProjectArgs, given_dir: &Path, root: &Path) -> Vec<&'p Module> {
-    match (&p.test, p.tests) {
-        (Some(test), _) => {
-            let sources = |m: &&Module| m.test_sources.iter().chain(&m.main_sources).cloned().collect::<Vec<_>>();
-            project.modules.iter().find(|m| source_of(&sources(m), test).is_some()).into_iter().collect()
-        }
-        (None, true) => {
-            let own = project.modules.iter().filter(|m| given_dir != root && given_dir.starts_with(&m.dir));
-            match own.max_by_key(|m| m.dir.components().count()) {
-                Some(m) => vec![m],
-                None => project.modules.iter().filter(|m| !m.test_sources.is_empty()).collect(),
-            }
-        }
-        (None, false) => Vec::new(),
-    }
+/// The modules whose tests a `--test` run runs: the module of the test class it names (none when
+/// no module has its source); none for a main. (`--tests` in a Maven reactor: [`Scope::modules`];
+/// a plain tree has no modules.)
+fn running_modules<'p>(project: &'p Project, p: &ProjectArgs) -> Vec<&'p Module> {
+    let Some(test) = &p.test else { return Vec::new() };
+    let sources = |m: &&Module| m.test_sources.iter().chain(&m.main_sources).cloned().collect::<Vec<_>>();
+    project.modules.iter().find(|m| source_of(&sources(m), test).is_some()).into_iter().collect()
 }
 
 /// The project at `dir` (Maven's class paths asked for, or taken from the cache when no pom

@@ -154,6 +154,14 @@ pub fn reactor_root(dir: &Path) -> PathBuf {
     root
 }
 
+/// The module whose sources hold `dir` (a folder of its tests, `src/test/java/com/acme`): the
+/// nearest directory above it with a `pom.xml` whose `src` holds it; `dir` itself when it has a
+/// pom or no such module holds it.
+pub fn module_dir(dir: &Path) -> PathBuf {
+    let holding = dir.ancestors().skip(1).find(|a| a.join("pom.xml").is_file() && dir.starts_with(a.join("src")));
+    holding.unwrap_or(dir).to_path_buf()
+}
+
 /// A pom that cannot be read (malformed XML), and why.
 type Broken = Option<(PathBuf, String)>;
 
@@ -995,6 +1003,12 @@ mod tests {
             root.join("app"),
             "a pom that does not name it is not its reactor"
         );
+        // A folder of a module's tests belongs to the module; a folder beside its sources does not.
+        std::fs::create_dir_all(root.join("app/web/src/test/java/com/acme")).unwrap();
+        std::fs::create_dir_all(root.join("app/web/docs")).unwrap();
+        assert_eq!(module_dir(&root.join("app/web/src/test/java/com/acme")), root.join("app/web"));
+        assert_eq!(module_dir(&root.join("app/web")), root.join("app/web"));
+        assert_eq!(module_dir(&root.join("app/web/docs")), root.join("app/web/docs"));
     }
 
     #[test]

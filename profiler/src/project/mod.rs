@@ -7,6 +7,7 @@
 //! findings are about the workspace's sources.
 
 pub mod maven;
+pub mod suite;
 pub mod surefire;
 
 use std::path::{Path, PathBuf};

@@ -240,11 +240,23 @@ fn strip_late_properties(line: &str) -> String {
 /// name, sorted: Surefire matches a class's path below the test classes' directory; its source's
 /// path below the source root is the same path.
 pub fn test_classes(roots: &[PathBuf], surefire: &Surefire) -> Result<Vec<String>, String> {
+    test_classes_in(roots, surefire, None)
+}
+
+/// [`test_classes`], only those whose source is below `under` (a folder of one of the roots) when
+/// it is given: the patterns still match the class's whole path below its root.
+pub fn test_classes_in(roots: &[PathBuf], surefire: &Surefire, under: Option<&Path>) -> Result<Vec<String>, String> {
     let includes = patterns(&surefire.effective_includes())?;
     let excludes = patterns(&surefire.effective_excludes())?;
     let mut classes = Vec::new();
     for root in roots {
-        for file in crate::javac::java_files(root).map_err(|e| format!("reading {}: {e}", root.display()))? {
+        // Only the folder's files are read (a root that does not hold it has none).
+        let dir = match under {
+            Some(dir) if dir.starts_with(root) => dir,
+            Some(_) => continue,
+            None => root.as_path(),
+        };
+        for file in crate::javac::java_files(dir).map_err(|e| format!("reading {}: {e}", dir.display()))? {
             let Ok(rel) = file.strip_prefix(root) else { continue };
             let rel = rel.to_string_lossy().to_string();
             let stem = rel.strip_suffix(".java").unwrap_or(&rel);

@@ -209,6 +209,8 @@ mod tests {
             compile_class_path: Vec::new(),
             test_class_path: Vec::new(),
             reactor_dependencies: Vec::new(),
+            source_filter: Default::default(),
+            parameters: false,
         };
         let project = Project {
             root: root.clone(),

@@ -351,6 +351,26 @@ fn surefire_outcomes(reports: &Path) -> Vec<(String, String, String, String)> {
     out
 }
 
+/// A suite's JSON report (`profile --tests --format json`) in which a test failed: its tests'
+/// outcomes and messages must be Surefire's (`expected`, as [`surefire_outcomes`] reads them).
+fn suite_report(out: &Output, expected: &[(String, String, String, String)]) -> Value {
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {}", text(&out.stderr));
+    let mut ours: Vec<(String, String, String, String)> = report["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t[k].as_str().unwrap_or("").to_string();
+            (s("class"), s("method"), s("status"), s("message"))
+        })
+        .collect();
+    ours.sort();
+    assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
+    report
+}
+
 #[test]
 fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     let p = Project::new("surefire-config");
@@ -367,20 +387,7 @@ fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     std::fs::remove_dir_all(p.root().join("ledger/target")).unwrap();
 
     let out = p.profile(&["--tests", "--format", "json", "--test-timeouts", "disable"]);
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {}", text(&out.stderr));
-    let mut ours: Vec<(String, String, String, String)> = report["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            let s = |k: &str| t[k].as_str().unwrap_or("").to_string();
-            (s("class"), s("method"), s("status"), s("message"))
-        })
-        .collect();
-    ours.sort();
-    assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
+    let report = suite_report(&out, &expected);
     let notes = report["test_notes"].to_string();
     assert!(notes.contains("argLine options not applied under the VM: -Xmx256m"), "{notes}");
     assert_eq!(report["run"]["main_class"], "the tests of com.acme.ledger:ledger (3 classes)");
@@ -555,18 +562,5 @@ fn a_spring_boot_application_starts_and_its_tests_end_as_under_mvn_test() {
 
     // The tests: one VM, both contexts; outcomes and messages as Surefire's.
     let out = p.profile(&["--tests", "--format", "json"]);
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", text(&out.stdout), text(&out.stderr)));
-    assert_eq!(out.status.code(), Some(1), "a failed test fails the run: {}", text(&out.stderr));
-    let mut ours: Vec<(String, String, String, String)> = report["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            let s = |k: &str| t[k].as_str().unwrap_or("").to_string();
-            (s("class"), s("method"), s("status"), s("message"))
-        })
-        .collect();
-    ours.sort();
-    assert_eq!(ours, expected, "the same tests, outcomes and messages as Surefire's");
+    suite_report(&out, &expected);
 }

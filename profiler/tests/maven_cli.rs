@@ -371,6 +371,8 @@ fn suite_report(out: &Output, expected: &[(String, String, String, String)]) -> 
     report
 }
 
+/// JUnit 6 (its BOM) under Surefire's configuration: includes, excludes, properties, the working
+/// directory, a class disabled whole; every outcome and message as `mvn test`'s.
 #[test]
 fn a_whole_suite_runs_as_surefire_runs_it_under_its_configuration() {
     let p = Project::new("surefire-config");

@@ -264,6 +264,22 @@ fn child<'a, 'i>(node: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree:
     node.children().find(|c| c.has_tag_name(name))
 }
 
+/// The `<configuration>`s of a pom's `maven-compiler-plugin`, in its plugins, then in its
+/// pluginManagement.
+fn compiler_configurations<'a, 'i>(project: roxmltree::Node<'a, 'i>) -> impl Iterator<Item = roxmltree::Node<'a, 'i>> {
+    let build = child(project, "build");
+    let plugins = [
+        build.and_then(|b| child(b, "plugins")),
+        build.and_then(|b| child(b, "pluginManagement")).and_then(|m| child(m, "plugins")),
+    ];
+    plugins
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p.children().filter(|c| c.has_tag_name("plugin")))
+        .filter(|p| child(*p, "artifactId").and_then(|a| a.text()).map(str::trim) == Some("maven-compiler-plugin"))
+        .filter_map(|p| child(p, "configuration"))
+}
+
 /// Whether the compiler plugin runs javac with `-parameters` for the module of `pom`: its
 /// `<parameters>` (or `maven.compiler.parameters`), from the pom or the nearest parent that says,
 /// parents found in the reactor or in the local repository (Spring Boot's starter parent sets it).
@@ -274,17 +290,8 @@ fn compiler_parameters(pom: &Path, repo: Option<&Path>) -> bool {
         let Ok(doc) = roxmltree::Document::parse(&text) else { return false };
         let project = doc.root_element();
         let text_of = |node: Option<roxmltree::Node>| node.and_then(|n| n.text()).map(|t| t.trim().to_string());
-        let build = child(project, "build");
-        let plugins = [
-            build.and_then(|b| child(b, "plugins")),
-            build.and_then(|b| child(b, "pluginManagement")).and_then(|m| child(m, "plugins")),
-        ];
-        let configured = plugins
-            .into_iter()
-            .flatten()
-            .flat_map(|p| p.children().filter(|c| c.has_tag_name("plugin")))
-            .filter(|p| text_of(child(*p, "artifactId")).as_deref() == Some("maven-compiler-plugin"))
-            .find_map(|p| text_of(child(p, "configuration").and_then(|c| child(c, "parameters"))))
+        let configured = compiler_configurations(project)
+            .find_map(|c| text_of(child(c, "parameters")))
             .filter(|v| !v.contains("${"));
         let property = text_of(child(project, "properties").and_then(|p| child(p, "maven.compiler.parameters")));
         if let Some(v) = configured.or(property) {
@@ -347,17 +354,8 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
             .collect()
     };
     // The compiler plugin's source patterns, from the pom's plugins or its pluginManagement.
-    let compiler = ["plugins", "pluginManagement"]
-        .iter()
-        .filter_map(|section| match *section {
-            "plugins" => build.and_then(|b| child(b, "plugins")),
-            _ => build.and_then(|b| child(b, "pluginManagement")).and_then(|m| child(m, "plugins")),
-        })
-        .flat_map(|plugins| plugins.children().filter(|c| c.has_tag_name("plugin")))
-        .filter(|p| text_of(child(*p, "artifactId")).as_deref() == Some("maven-compiler-plugin"))
-        .find_map(|p| child(p, "configuration"));
     let patterns = |list: &str, item: &str| -> Vec<String> {
-        let Some(list) = compiler.and_then(|c| child(c, list)) else { return Vec::new() };
+        let Some(list) = compiler_configurations(project).find_map(|c| child(c, list)) else { return Vec::new() };
         list.children()
             .filter(|c| c.has_tag_name(item))
             .filter_map(|c| text_of(Some(c)))

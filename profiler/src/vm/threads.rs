@@ -439,10 +439,10 @@ impl<T: Tracker> Vm<T> {
         if self.take_interrupt(t) {
             return Err(self.throw_new(t, "java/lang/InterruptedException", Some("sleep interrupted")));
         }
-        if !self.can_yield() && !self.scheduling {
-            return self.wait_in_place(Instant::now() + time);
-        }
         if !self.can_yield() {
+            if !self.scheduling {
+                return self.wait_in_place(Instant::now() + time);
+            }
             // Inside a nested call: the others run while it sleeps, as they would on HotSpot.
             self.block_in_place(t, State::Sleeping(Instant::now() + time))?;
             if self.threads[self.current].interrupted.take().is_some() {
@@ -475,17 +475,15 @@ impl<T: Tracker> Vm<T> {
                 Some(Instant::now() + Duration::from_millis((ms as u64).saturating_sub(now.as_millis() as u64)))
             }
         };
-        if !self.can_yield() && !self.scheduling {
-            return match deadline {
-                Some(d) => self.wait_in_place(d),
-                None => Err(Fault::Fatal(VmError::Unsupported(
+        if !self.can_yield() {
+            return match (self.scheduling, deadline) {
+                // Inside a nested call: the others run (and may unpark it) while it is parked.
+                (true, _) => self.block_in_place(t, State::Parked(deadline)),
+                (false, Some(d)) => self.wait_in_place(d),
+                (false, None) => Err(Fault::Fatal(VmError::Unsupported(
                     "LockSupport.park() before the program's threads are scheduled".into(),
                 ))),
             };
-        }
-        if !self.can_yield() {
-            // Inside a nested call: the others run (and may unpark it) while it is parked.
-            return self.block_in_place(t, State::Parked(deadline));
         }
         self.set_state(me, State::Parked(deadline));
         self.threads[me].blocked_in = t.natives.last().map(|&(_, m)| m);

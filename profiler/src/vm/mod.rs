@@ -226,6 +226,9 @@ pub struct JThread {
     /// the op it resumes at (a loop's head, a handler, a contended `monitorenter` or synchronized
     /// call run again, the op after a blocking native), not one in progress. Cleared when it runs.
     pub suspended: bool,
+    /// The deadline of a timed wait for a descriptor (`Net.poll`, a selector's select) that
+    /// switched the thread out: the native, run again, waits on to it rather than start anew.
+    pub io_deadline: Option<std::time::Instant>,
 }
 
 /// Slots a thread's stack starts with, and the most it may grow to.
@@ -248,6 +251,7 @@ impl JThread {
             pending_exception: 0,
             natives: Vec::new(),
             suspended: false,
+            io_deadline: None,
         }
     }
 
@@ -415,6 +419,9 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) switch_at: u64,
     /// True once `main` runs under the scheduler (start-up runs on the main thread alone).
     pub(crate) scheduling: bool,
+    /// Set by a native that switched its thread out to wait for a descriptor: the call is made
+    /// again, with the same arguments, when the thread resumes.
+    pub(crate) retry_native: bool,
     /// The nesting at which a thread may be switched out: 1, its outermost activation; deeper
     /// while a thread blocked inside a nested call runs the others ([`threads::Slot::in_place`]).
     pub(crate) yield_nesting: usize,
@@ -501,6 +508,7 @@ impl<T: Tracker> Vm<T> {
             current: 0,
             switch_at: u64::MAX,
             scheduling: false,
+            retry_native: false,
             yield_nesting: 1,
             scheduled_call: None,
             call_done: None,

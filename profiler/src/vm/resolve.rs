@@ -378,6 +378,11 @@ impl<T: Tracker> Vm<T> {
                     t.frames.last_mut().expect("a caller frame").sp = (args_at + ret_slots) as u32;
                     Ok(None)
                 }
+                Err(Fault::Yield) if std::mem::take(&mut self.retry_native) => {
+                    // Waiting for a descriptor: the invoke runs again, its arguments still on the stack.
+                    t.frames.last_mut().expect("a caller frame").pc -= 1;
+                    Err(Fault::Yield)
+                }
                 Err(Fault::Yield) => {
                     // A blocking native (wait, sleep, park: all void) has done its part; the thread
                     // resumes after the call.

@@ -37,7 +37,8 @@ impl State {
         let timed = |deadline: bool| if deadline { WAITING_WITH_TIMEOUT } else { WAITING_INDEFINITELY };
         Some(match self {
             // HotSpot's Reference Handler waits for the pending list inside the VM, as RUNNABLE.
-            State::Runnable | State::AwaitingReferences => STATUS_RUNNABLE,
+            // A thread in a socket read, accept or select is RUNNABLE on HotSpot too.
+            State::Runnable | State::AwaitingReferences | State::AwaitingIo { .. } => STATUS_RUNNABLE,
             State::Blocked(_) => ALIVE | BLOCKED_ON_MONITOR_ENTER,
             State::Waiting { deadline, .. } => ALIVE | WAITING | IN_OBJECT_WAIT | timed(deadline.is_some()),
             State::Sleeping(_) => ALIVE | WAITING | SLEEPING | WAITING_WITH_TIMEOUT,
@@ -65,6 +66,10 @@ pub enum State {
     /// The Reference Handler in `Reference.waitForReferencePendingList`: until a collection leaves
     /// references pending.
     AwaitingReferences,
+    /// In a native waiting for a host descriptor (`fd`) to be ready for `events` (poll(2) bits):
+    /// a socket read, accept or connect, a selector's select. The native runs again when it is,
+    /// or at the deadline.
+    AwaitingIo { fd: i32, events: i16, deadline: Option<Instant> },
     /// Not scheduled: the thread that waits for the others to end before shutdown.
     Idle,
     Terminated,
@@ -118,6 +123,20 @@ pub struct UsageMark {
     cpu_ns: u64,
     user_ns: u64,
     allocated: u64,
+}
+
+/// poll(2) on host descriptors, waiting up to `timeout_ms`; each `revents` says what is ready
+/// (an error or a closed descriptor counts: the waiting native then meets it).
+fn poll_host(fds: &mut [libc::pollfd], timeout_ms: i32) {
+    if fds.is_empty() {
+        if timeout_ms > 0 {
+            std::thread::sleep(Duration::from_millis(timeout_ms as u64));
+        }
+        return;
+    }
+    // SAFETY: `fds` is a live, exclusively borrowed slice of `pollfd`s whose length is passed with
+    // it; poll(2) writes only their `revents` fields.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
 }
 
 /// The CPU time of the calling OS thread (user and system, user alone), in ns.
@@ -214,7 +233,7 @@ impl<T: Tracker> Vm<T> {
         {
             usage.since = Some(Instant::now());
         }
-        if !matches!(state, State::Waiting { .. } | State::Sleeping(_) | State::Parked(_)) {
+        if !matches!(state, State::Waiting { .. } | State::Sleeping(_) | State::Parked(_) | State::AwaitingIo { .. }) {
             slot.blocked_in = None;
         }
         slot.state = state;
@@ -490,6 +509,56 @@ impl<T: Tracker> Vm<T> {
         Err(Fault::Yield)
     }
 
+    /// Waits until host descriptor `fd` is ready for `events` (poll(2) bits) or `deadline`, as the
+    /// running thread may: switched out (the native that called this returns `Fault::Yield` and
+    /// runs again from the start once the thread is woken, see `Vm::retry_native`), blocked in
+    /// place inside a nested call, or, before threads are scheduled, in a host poll.
+    pub(super) fn await_io(&mut self, t: &mut JThread, fd: i32, events: i16, deadline: Option<Instant>) -> VmResult<()> {
+        let state = State::AwaitingIo { fd, events, deadline };
+        if self.can_yield() {
+            self.set_state(self.current, state);
+            self.threads[self.current].blocked_in = t.natives.last().map(|&(_, m)| m);
+            self.retry_native = true;
+            return Err(Fault::Yield);
+        }
+        if self.scheduling {
+            return self.block_in_place(t, state);
+        }
+        self.check_budgets(None)?;
+        let step = deadline.map_or(NAP, |d| d.saturating_duration_since(Instant::now()).min(NAP));
+        poll_host(&mut [libc::pollfd { fd, events, revents: 0 }], step.as_millis() as i32);
+        Ok(())
+    }
+
+    /// Makes runnable the threads awaiting a descriptor that is ready, or whose deadline passed;
+    /// waits up to `timeout_ms` for one to be (0: only looks).
+    fn wake_io_waiters(&mut self, now: Instant, timeout_ms: i32) {
+        let mut waiting = Vec::new();
+        let mut fds = Vec::new();
+        for (i, s) in self.threads.iter().enumerate() {
+            if let State::AwaitingIo { fd, events, deadline } = s.state {
+                if deadline.is_some_and(|d| d <= now) {
+                    waiting.push((i, true));
+                } else {
+                    waiting.push((i, false));
+                    fds.push(libc::pollfd { fd, events, revents: 0 });
+                }
+            }
+        }
+        if waiting.is_empty() {
+            return;
+        }
+        let due = waiting.iter().any(|&(_, due)| due);
+        poll_host(&mut fds, if due { 0 } else { timeout_ms });
+        let mut ready = fds.iter();
+        for (i, due) in waiting {
+            let woken = due || ready.next().is_some_and(|p| p.revents != 0);
+            if woken {
+                self.set_state(i, State::Runnable);
+            }
+        }
+    }
+
     /// `Reference.waitForReferencePendingList`: returns when references are pending, else blocks
     /// the thread (without spinning) until a collection produces some.
     pub(super) fn await_pending_references(&mut self) -> VmResult<()> {
@@ -569,6 +638,7 @@ impl<T: Tracker> Vm<T> {
     /// Wakes sleepers and waiters whose time has come, and hands free monitors to waiting threads.
     /// `running`: the thread that runs now (its stack is out of its slot), if any.
     fn update_states(&mut self, now: Instant, running: Option<&JThread>) {
+        self.wake_io_waiters(now, 0);
         for i in 0..self.threads.len() {
             let state = self.threads[i].state.clone();
             let next = match state {
@@ -636,6 +706,7 @@ impl<T: Tracker> Vm<T> {
                 State::Sleeping(d) => Some(d),
                 State::Parked(Some(d)) => Some(d),
                 State::Waiting { deadline: Some(d), .. } => Some(d),
+                State::AwaitingIo { deadline: Some(d), .. } => Some(d),
                 _ => None,
             })
             .min()
@@ -766,6 +837,13 @@ impl<T: Tracker> Vm<T> {
             let Some(i) = pick else {
                 if self.deadlocked() {
                     return Err(Fault::Fatal(VmError::Deadlock(self.deadlock_report())));
+                }
+                if self.threads.iter().any(|s| matches!(s.state, State::AwaitingIo { .. })) {
+                    // Nothing to run: the host's poll waits for a descriptor or the next deadline.
+                    self.check_budgets(None)?;
+                    let step = self.earliest_deadline().map_or(NAP, |d| d.saturating_duration_since(Instant::now()).min(NAP));
+                    self.wake_io_waiters(Instant::now(), step.as_millis().max(1) as i32);
+                    continue;
                 }
                 match self.earliest_deadline() {
                     Some(d) => {

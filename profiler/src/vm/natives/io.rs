@@ -7,7 +7,7 @@ use super::{Registry, VmResult};
 use crate::vm::heap::{ObjData, Ref};
 use crate::vm::sandbox::{FsError, OpenHow, Removal};
 use crate::vm::{JThread, Stdin, Tracker, Vm};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -21,6 +21,10 @@ pub struct OpenFiles {
     next_dir: u64,
     /// The host path of each file a sandboxed run opened only to read (see `Vm::fd_attributes`).
     origins: HashMap<i32, PathBuf>,
+    /// Descriptors the program put in non-blocking mode (`IOUtil.configureBlocking`). On the host
+    /// every socket, pipe and event descriptor is non-blocking: a Java thread that must block
+    /// waits in the VM's scheduler, never in the host (see `Vm::await_io`).
+    nonblocking: HashSet<i32>,
 }
 
 impl OpenFiles {
@@ -50,6 +54,22 @@ impl OpenFiles {
     pub(super) fn close(&mut self, fd: i32) {
         self.files.remove(&fd);
         self.origins.remove(&fd);
+        self.nonblocking.remove(&fd);
+    }
+    pub(super) fn is_nonblocking(&self, fd: i32) -> bool {
+        self.nonblocking.contains(&fd)
+    }
+    pub(super) fn set_nonblocking(&mut self, fd: i32, nonblocking: bool) {
+        if nonblocking {
+            self.nonblocking.insert(fd);
+        } else {
+            self.nonblocking.remove(&fd);
+        }
+    }
+    /// The host's descriptor behind `fd` (-1 for none: poll(2) then ignores it).
+    pub(super) fn host_fd(&self, fd: i32) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.files.get(&fd).map_or(-1, |f| f.as_raw_fd())
     }
     pub(super) fn set_origin(&mut self, fd: i32, path: PathBuf) {
         self.origins.insert(fd, path);

@@ -175,10 +175,13 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         vm.set_named(a[0] as Ref, "fd", a[1] & 0xFFFF_FFFF);
         Ok(0)
     });
-    reg.add(IOU, "configureBlocking", "(Ljava/io/FileDescriptor;Z)V", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/NativeThread", "current", "()J", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/NativeThread", "signal", "(J)V", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/NativeThread", "init", "()V", |_, _, _| Ok(0));
+    // JDK 21+: no host thread to signal (a blocked thread is woken through its descriptor).
+    reg.add("sun/nio/ch/NativeThread", "current0", "()J", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/NativeThread", "signal0", "(J)V", |_, _, _| Ok(0));
+    reg.add("sun/nio/ch/NativeThread", "supportPendingSignals0", "()Z", |_, _, _| Ok(0));
     reg.add("sun/nio/ch/FileChannelImpl", "initIDs", "()J", |_, _, _| Ok(4096));
     reg.add("sun/nio/ch/FileChannelImpl", "maxDirectTransferSize0", "()I", |_, _, _| Ok(0x7fff_f000));
     // Direct transfers between two open files (sendfile and copy_file_range in HotSpot's library).
@@ -254,11 +257,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         reg.add(dispatcher, "init0", "()V", |_, _, _| Ok(0));
         reg.add(dispatcher, "read0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, false)
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, false, true)
         });
         reg.add(dispatcher, "pread0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false)
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false, true)
         });
         // Scatter reads and gathering writes: `count` iovecs (address, length; 16 bytes each) at `iov`.
         reg.add(dispatcher, "readv0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
@@ -271,11 +274,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         });
         reg.add(dispatcher, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, true)
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, true, true)
         });
         reg.add(dispatcher, "pwrite0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), true)
+            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), true, true)
         });
         reg.add(dispatcher, "seek0", "(Ljava/io/FileDescriptor;J)J", |vm, _, a| {
             use std::io::Seek;
@@ -308,12 +311,6 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             });
             Ok(left.unwrap_or(0).min(i32::MAX as u64))
         });
-        reg.add(dispatcher, "close0", "(Ljava/io/FileDescriptor;)V", |vm, _, a| {
-            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            vm.open_files.close(fd);
-            Ok(0)
-        });
-        reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |_, _, _| Ok(0));
         // File locks: the VM is one process, and the JDK's own lock table keeps its threads' locks
         // apart; no lock is taken on the host file (other processes are not kept out).
         reg.add(dispatcher, "lock0", "(Ljava/io/FileDescriptor;ZJJZ)I", |_, _, _| Ok(0));
@@ -333,6 +330,25 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(0)
         });
     }
+    // Closing (JDK 21+ moved it to UnixDispatcher). Before a channel closes a socket another thread
+    // may be blocked on, the JDK "pre-closes" it: shutting the host socket down wakes that thread,
+    // which then finds the stream at its end, as after HotSpot's dup2 of a dead socket.
+    for dispatcher in ["sun/nio/ch/FileDispatcherImpl", "sun/nio/ch/UnixDispatcher"] {
+        reg.add(dispatcher, "close0", "(Ljava/io/FileDescriptor;)V", |vm, _, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            vm.open_files.close(fd);
+            Ok(0)
+        });
+        reg.add(dispatcher, "preClose0", "(Ljava/io/FileDescriptor;)V", |vm, _, a| {
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            if let Some(file) = vm.open_files.files.get(&fd) {
+                // Not a socket (a file, a pipe end): nothing blocks on it, nothing to do.
+                socket2::SockRef::from(file).shutdown(std::net::Shutdown::Both).ok();
+            }
+            Ok(0)
+        });
+    }
+    reg.add("sun/nio/ch/UnixDispatcher", "init", "()V", |_, _, _| Ok(0));
     // No optional capabilities (openat, futimens, birth time…): the JDK falls back to the basics.
     reg.add(D, "init", "()I", |_, _, _| Ok(0));
     reg.add(D, "getcwd", "()[B", |vm, _, _| {
@@ -516,9 +532,9 @@ fn fill_attributes<T: Tracker>(
     Ok(0)
 }
 
-/// readv/writev: each iovec in turn, stopping at a short transfer; the total, or -1 (EOF) when
-/// a read finds nothing at all.
-fn vectored_io<T: Tracker>(
+/// readv/writev: each iovec in turn, stopping at a short transfer; the total, or EOF (-1) when
+/// a read finds nothing at all (UNAVAILABLE, -2, when a socket has nothing yet).
+pub(super) fn vectored_io<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,
     fd: i32,
@@ -533,9 +549,9 @@ fn vectored_io<T: Tracker>(
         if len == 0 {
             continue;
         }
-        let n = channel_io(vm, t, fd, base, len, None, write)?;
-        if n == -1i32 as u32 as u64 {
-            return Ok(if total == 0 { -1i64 as u64 } else { total });
+        let n = channel_io(vm, t, fd, base, len, None, write, total == 0)?;
+        if n == EOF || n == UNAVAILABLE {
+            return Ok(if total == 0 { n as i32 as i64 as u64 } else { total });
         }
         total += n;
         if (n as usize) < len {
@@ -628,9 +644,16 @@ fn map<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, prot: i32, position
     Ok(vm.native_memory.map_file(bytes, sink))
 }
 
+/// IOStatus.EOF and IOStatus.UNAVAILABLE, as an `int` native returns them.
+pub(super) const EOF: u64 = -1i32 as u32 as u64;
+pub(super) const UNAVAILABLE: u64 = -2i32 as u32 as u64;
+
 /// A read into, or write from, native memory on an open descriptor (at `position` when given).
-/// Returns the byte count, or -1 (IOStatus.EOF) at the end of a file.
-fn channel_io<T: Tracker>(
+/// Returns the byte count, or EOF (-1) at the end of a file or stream. A socket or pipe with
+/// nothing to give or room to take returns UNAVAILABLE in non-blocking mode, and in blocking mode
+/// waits (`await_io`) when `wait` says it may: only before anything was transferred, as a wait at
+/// the top level makes the whole native run again.
+pub(super) fn channel_io<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,
     fd: i32,
@@ -638,40 +661,55 @@ fn channel_io<T: Tracker>(
     len: usize,
     position: Option<u64>,
     write: bool,
+    wait: bool,
 ) -> VmResult<u64> {
-    use std::io::{Read, Seek, SeekFrom, Write};
-    let Some(file) = vm.open_files.files.get_mut(&fd) else {
-        return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
-    };
-    let saved = position.and_then(|_| file.stream_position().ok());
-    if let Some(p) = position {
-        file.seek(SeekFrom::Start(p)).ok();
-    }
-    let result = if write {
-        let bytes = match vm.native_memory.read_bytes(address, len) {
-            Some(bytes) => bytes,
-            None => (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect(),
+    use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+    loop {
+        let Some(file) = vm.open_files.files.get_mut(&fd) else {
+            return Err(vm.throw_new(t, "java/io/IOException", Some("Bad file descriptor")));
         };
-        let file = vm.open_files.files.get_mut(&fd).expect("checked above");
-        file.write(&bytes)
-    } else {
-        let mut buf = vec![0u8; len];
-        let n = file.read(&mut buf);
-        if let Ok(n) = n {
-            if !vm.native_memory.write_bytes(address, &buf[..n]) {
-                for (i, &b) in buf[..n].iter().enumerate() {
-                    vm.native_memory.write(address + i as u64, 1, b as u64);
+        let saved = position.and_then(|_| file.stream_position().ok());
+        if let Some(p) = position {
+            file.seek(SeekFrom::Start(p)).ok();
+        }
+        let result = if write {
+            let bytes = match vm.native_memory.read_bytes(address, len) {
+                Some(bytes) => bytes,
+                None => (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect(),
+            };
+            let file = vm.open_files.files.get_mut(&fd).expect("checked above");
+            file.write(&bytes)
+        } else {
+            let mut buf = vec![0u8; len];
+            let n = file.read(&mut buf);
+            if let Ok(n) = n {
+                if !vm.native_memory.write_bytes(address, &buf[..n]) {
+                    for (i, &b) in buf[..n].iter().enumerate() {
+                        vm.native_memory.write(address + i as u64, 1, b as u64);
+                    }
                 }
             }
+            n
+        };
+        if let (Some(pos), Some(file)) = (saved, vm.open_files.files.get_mut(&fd)) {
+            file.seek(SeekFrom::Start(pos)).ok();
         }
-        n
-    };
-    if let (Some(pos), Some(file)) = (saved, vm.open_files.files.get_mut(&fd)) {
-        file.seek(SeekFrom::Start(pos)).ok();
-    }
-    match result {
-        Ok(0) if !write && len > 0 => Ok(-1i32 as u32 as u64),
-        Ok(n) => Ok(n as u64),
-        Err(e) => Err(vm.throw_new(t, "java/io/IOException", Some(&e.to_string()))),
+        return match result {
+            Ok(0) if !write && len > 0 => Ok(EOF),
+            Ok(n) => Ok(n as u64),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                if !wait || vm.open_files.is_nonblocking(fd) {
+                    return Ok(UNAVAILABLE);
+                }
+                let (host, events) = (vm.open_files.host_fd(fd), if write { libc::POLLOUT } else { libc::POLLIN });
+                vm.await_io(t, host, events, None)?;
+                continue;
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if !write && e.kind() == ErrorKind::ConnectionReset => {
+                Err(vm.throw_new(t, "sun/net/ConnectionResetException", Some("Connection reset")))
+            }
+            Err(e) => Err(vm.throw_new(t, "java/io/IOException", Some(&super::sockets::strerror(&e)))),
+        };
     }
 }

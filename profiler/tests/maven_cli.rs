@@ -542,12 +542,17 @@ fn a_spring_boot_application_starts_and_its_tests_end_as_under_mvn_test() {
         std::fs::read_to_string(p.root().join("cp.txt")).unwrap().trim()
     );
     let java = Command::new("java")
-        .args(["-cp", &class_path, "com.acme.inventory.InventoryApplication"])
+        .args(["-cp", &class_path, "com.acme.inventory.InventoryApplication", "--inventory.warehouses=east,west"])
         .current_dir(p.root())
         .output()
         .expect("java runs");
     assert!(java.status.success(), "{}", text(&java.stderr));
     assert!(text(&java.stdout).contains("2 items in stock: apples, plums"), "{}", text(&java.stdout));
+    assert!(
+        text(&java.stdout).contains("warehouses: [east, west]"),
+        "the argument reached Spring: {}",
+        text(&java.stdout)
+    );
     std::fs::remove_dir_all(p.root().join("target")).unwrap();
     let printed = p.dir.path().join("main.out");
     let out = p.profile(&[
@@ -556,6 +561,7 @@ fn a_spring_boot_application_starts_and_its_tests_end_as_under_mvn_test() {
         "com.acme.inventory.InventoryApplication",
         "--program-output",
         printed.to_str().unwrap(),
+        "--inventory.warehouses=east,west",
     ]);
     let report = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{report}{}", text(&out.stderr));

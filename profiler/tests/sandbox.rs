@@ -290,3 +290,65 @@ public class Main {
     assert!(!tmpdir.exists(), "the run's temporary directory is removed with it");
     assert!(!Path::new(&target).exists());
 }
+
+/// Sockets in a sandboxed run: the loopback interface works as on HotSpot (the conformance program
+/// `sockets`: servers, clients, selectors, the JDK's HTTP server and client, all on 127.0.0.1);
+/// listening on every interface listens on loopback alone; any other address is refused with a
+/// `SocketException` that says why and how to allow it.
+#[test]
+fn a_sandboxed_run_reaches_loopback_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let ws = root.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let jdk = Jdk::default_jdk();
+    let classes = root.join("sockets");
+    javac(&[conformance("sockets")], &classes);
+    let java = Command::new(&jdk.java).arg("-cp").arg(&classes).arg("Main").output().unwrap();
+    assert!(java.status.success(), "java: {}", String::from_utf8_lossy(&java.stderr));
+    let config = SandboxConfig::new(&ws, WorkspaceWrites::Overlay, "run it without --sandbox to allow them");
+    let r = run_vm(&classes, &ws, &[], Some(config));
+    assert_eq!(stdout(&r), String::from_utf8_lossy(&java.stdout), "loopback as on HotSpot");
+
+    let src = root.join("Main.java");
+    std::fs::write(
+        &src,
+        r#"import java.io.*;
+import java.net.*;
+public class Main {
+    public static void main(String[] args) throws Exception {
+        try (ServerSocket server = new ServerSocket(0)) {
+            System.out.println("listening on " + server.getInetAddress().getHostAddress());
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+                System.out.println("connected: " + s.isConnected());
+            }
+        }
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 1}), 80), 2000);
+            System.out.println("connected outside");
+        } catch (IOException e) {
+            System.out.println(e);
+        }
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 192, 0, 2, 1}), 0));
+        } catch (IOException e) {
+            System.out.println(e);
+        }
+    }
+}
+"#,
+    )
+    .unwrap();
+    let classes = root.join("classes");
+    javac(&[src], &classes);
+    let config = SandboxConfig::new(&ws, WorkspaceWrites::Overlay, "run it without --sandbox to allow them");
+    let out = stdout(&run_vm(&classes, &ws, &[], Some(config)));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "listening on 127.0.0.1", "{out}");
+    assert_eq!(lines[1], "connected: true", "{out}");
+    let why = |what: &str| {
+        format!("java.net.SocketException: Permission denied: Bloatlens's sandbox refuses {what}: a sandboxed run reaches 127.0.0.1 only (run it without --sandbox to allow them)")
+    };
+    assert_eq!(lines[2], why("connecting to 192.0.2.1"), "{out}");
+    assert_eq!(lines[3], why("listening on 192.0.2.1"), "{out}");
+}

@@ -11,8 +11,9 @@
 #   MIRRORS/<owner>/<name>.git or MIRRORS/<name>.git.
 # DEST: where the work trees go (outside this repository): DEST/<name>.
 # For each project:
-#   1. `mvn test` ONLINE (fills ~/.m2 with the dependencies, the plugins and Surefire's JUnit provider,
-#      so that Bloatlens, which asks Maven offline, finds everything later), failures ignored;
+#   1. `mvn test` and `mvn dependency:build-classpath` ONLINE (fills ~/.m2 with the dependencies, the
+#      plugins and Surefire's JUnit provider, so that Bloatlens, which asks Maven offline, finds
+#      everything later), failures ignored;
 #   2. `mvn -o test` again, timed (unless TIMED=0): DEST/<name>/.rp-mvn-seconds (the online run's time,
 #      downloads included, is in .rp-mvn-online-seconds);
 #   3. Surefire's reports (every module's target/surefire-reports/TEST-*.xml) copied to
@@ -91,6 +92,9 @@ while IFS=$'\t' read -r name repo commit maven modules kinds main; do
   (cd "$tree" && nice "$mvn_cmd" "${mvn_flags[@]}" "${pl[@]}" test) > "$log/mvn-online.txt" 2>&1 \
     || echo "   mvn test failed (status $?): $(grep -m1 -E '^\[ERROR\]' "$log/mvn-online.txt")"
   echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc > "$tree/.rp-mvn-online-seconds"
+  # What Bloatlens asks Maven for, offline (the dependency plugin: `mvn test` does not download it).
+  (cd "$tree" && "$mvn_cmd" -q -B "${pl[@]}" dependency:build-classpath -Dmdep.outputFile=/dev/null) \
+    > "$log/mvn-classpath.txt" 2>&1 || echo "   mvn dependency:build-classpath failed: see $log/mvn-classpath.txt"
   if [ "${TIMED:-1}" = 1 ]; then
     echo "   mvn -o test (timed) → $log/mvn-offline.txt"
     start=$(date +%s%N)

@@ -758,7 +758,10 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         };
         user_roots.extend(prepared.source_roots.iter().cloned());
         roots.extend(prepared.source_roots.iter().cloned());
-        args = prepared.args.into_iter().map(OsString::from).collect();
+        // Tests get the JUnit runner's arguments; a main keeps the user's.
+        if prepared.launch.is_some() {
+            args = prepared.args.into_iter().map(OsString::from).collect();
+        }
         test_launch = prepared.launch;
         test_environment = Some(prepared.environment);
         project_dir = Some(prepared.root);

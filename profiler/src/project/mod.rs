@@ -120,7 +120,7 @@ pub enum ProjectError {
     #[error("{pom} is not a readable Maven pom: {reason}")]
     BadPom { pom: PathBuf, reason: String },
     /// Maven ran and failed: its own error lines.
-    #[error("Maven could not resolve the class paths of {root}:\n{}", lines.join("\n"))]
+    #[error("Maven could not resolve the class paths of {root}:\n{}{}", lines.join("\n"), offline_hint(lines))]
     Maven {
         root: PathBuf,
         lines: Vec<String>,
@@ -129,6 +129,15 @@ pub enum ProjectError {
     },
     #[error("{what}: {source}")]
     Io { what: String, source: std::io::Error },
+}
+
+/// Bloatlens asks Maven offline: when what failed is something never downloaded, say how to get it.
+fn offline_hint(lines: &[String]) -> &'static str {
+    if lines.iter().any(|l| l.contains("offline mode") || l.contains("has not been downloaded")) {
+        "\n(Bloatlens runs Maven offline, never fetching anything itself: run `mvn dependency:build-classpath` once, online, in this project to download what it needs)"
+    } else {
+        ""
+    }
 }
 
 impl Project {

@@ -421,7 +421,10 @@ impl Sandbox {
     /// writes outside the workspace /ws (…how to allow it…)".
     /// Why a socket call is refused: a sandboxed run reaches the loopback interface only.
     pub(crate) fn network_refusal(&self, what: &str) -> String {
-        format!("Permission denied: Bloatlens's sandbox refuses {what}: a sandboxed run reaches 127.0.0.1 only ({})", self.hint)
+        format!(
+            "Permission denied: Bloatlens's sandbox refuses {what}: a sandboxed run reaches 127.0.0.1 only ({})",
+            self.hint
+        )
     }
 
     fn refusal(&self, what: &str) -> String {

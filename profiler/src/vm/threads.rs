@@ -69,7 +69,11 @@ pub enum State {
     /// In a native waiting for a host descriptor (`fd`) to be ready for `events` (poll(2) bits):
     /// a socket read, accept or connect, a selector's select. The native runs again when it is,
     /// or at the deadline.
-    AwaitingIo { fd: i32, events: i16, deadline: Option<Instant> },
+    AwaitingIo {
+        fd: i32,
+        events: i16,
+        deadline: Option<Instant>,
+    },
     /// Not scheduled: the thread that waits for the others to end before shutdown.
     Idle,
     Terminated,
@@ -513,7 +517,13 @@ impl<T: Tracker> Vm<T> {
     /// running thread may: switched out (the native that called this returns `Fault::Yield` and
     /// runs again from the start once the thread is woken, see `Vm::retry_native`), blocked in
     /// place inside a nested call, or, before threads are scheduled, in a host poll.
-    pub(super) fn await_io(&mut self, t: &mut JThread, fd: i32, events: i16, deadline: Option<Instant>) -> VmResult<()> {
+    pub(super) fn await_io(
+        &mut self,
+        t: &mut JThread,
+        fd: i32,
+        events: i16,
+        deadline: Option<Instant>,
+    ) -> VmResult<()> {
         let state = State::AwaitingIo { fd, events, deadline };
         if self.can_yield() {
             self.set_state(self.current, state);
@@ -841,7 +851,8 @@ impl<T: Tracker> Vm<T> {
                 if self.threads.iter().any(|s| matches!(s.state, State::AwaitingIo { .. })) {
                     // Nothing to run: the host's poll waits for a descriptor or the next deadline.
                     self.check_budgets(None)?;
-                    let step = self.earliest_deadline().map_or(NAP, |d| d.saturating_duration_since(Instant::now()).min(NAP));
+                    let step =
+                        self.earliest_deadline().map_or(NAP, |d| d.saturating_duration_since(Instant::now()).min(NAP));
                     self.wake_io_waiters(Instant::now(), step.as_millis().max(1) as i32);
                     continue;
                 }

@@ -200,6 +200,22 @@ impl<T: Tracker> Vm<T> {
 pub(super) fn register_os<T: Tracker>(reg: &mut Registry<T>) {
     const OS: &str = "com/sun/management/internal/OperatingSystemImpl";
     reg.add(OS, "initialize0", "()V", |_, _, _| Ok(0));
+    // OperatingSystemMXBean.getSystemLoadAverage: the host's load averages (1, 5, 15 minutes),
+    // as many as the array takes, and how many were given (-1 when the host gives none).
+    reg.add("jdk/internal/misc/Unsafe", "getLoadAverage0", "([DI)I", |vm, _, a| {
+        let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let loads: Vec<f64> = text.split_whitespace().take(3).filter_map(|v| v.parse().ok()).collect();
+        if loads.is_empty() {
+            return Ok(-1i32 as u32 as u64);
+        }
+        let n = loads.len().min(a[2] as i32 as usize);
+        if let crate::vm::heap::ObjData::Doubles(out) = &mut vm.heap.get_mut(a[1] as crate::vm::heap::Ref).data {
+            for (slot, load) in out.iter_mut().zip(&loads[..n]) {
+                *slot = *load;
+            }
+        }
+        Ok(n as u64)
+    });
     reg.add(OS, "getCommittedVirtualMemorySize0", "()J", |_, _, _| {
         let pages = std::fs::read_to_string("/proc/self/statm")
             .ok()

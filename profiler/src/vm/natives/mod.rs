@@ -155,7 +155,7 @@ impl<T: Tracker> Vm<T> {
         let native = format!("{}.{name}{desc}", class.replace('/', "."));
         if NETWORK.iter().any(|p| class.starts_with(p)) && !class.starts_with("sun/nio/ch/File") {
             return Err(Fault::Fatal(VmError::Unsupported(format!(
-                "native method {native}: the Bloatlens VM's network I/O covers TCP sockets over IPv4 and selectors; not this"
+                "native method {native} (the VM's network I/O is TCP over IPv4, selectors and network interfaces)"
             ))));
         }
         Err(Fault::Fatal(VmError::UnsupportedNative {

@@ -675,7 +675,9 @@ pub(super) fn channel_io<T: Tracker>(
         let result = if write {
             let bytes = match vm.native_memory.read_bytes(address, len) {
                 Some(bytes) => bytes,
-                None => (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect(),
+                None => {
+                    (0..len as u64).filter_map(|i| vm.native_memory.read(address + i, 1)).map(|b| b as u8).collect()
+                }
             };
             let file = vm.open_files.files.get_mut(&fd).expect("checked above");
             file.write(&bytes)

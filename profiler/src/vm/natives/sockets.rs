@@ -411,7 +411,7 @@ fn in_progress(e: &io::Error) -> bool {
 }
 
 /// The IPv4 address an `InetAddress` holds.
-fn ipv4_of<T: Tracker>(vm: &Vm<T>, address: Ref) -> Ipv4Addr {
+pub(super) fn ipv4_of<T: Tracker>(vm: &Vm<T>, address: Ref) -> Ipv4Addr {
     if address == 0 {
         return Ipv4Addr::UNSPECIFIED;
     }
@@ -427,7 +427,7 @@ fn ip_of(address: Option<SocketAddr>) -> Ipv4Addr {
 }
 
 /// A new `Inet4Address` with no host name.
-fn inet_address<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, ip: Ipv4Addr) -> VmResult<Ref> {
+pub(super) fn inet_address<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, ip: Ipv4Addr) -> VmResult<Ref> {
     let bytes = vm.new_byte_array(&ip.octets());
     vm.pinning(&[bytes], |vm| vm.construct(t, "java/net/Inet4Address", "(Ljava/lang/String;[B)V", &[0, bytes as u64]))
 }
@@ -459,9 +459,7 @@ fn set_option(s: SockRef<'_>, level: i32, option: i32, value: i32) -> io::Result
         (libc::SOL_SOCKET, libc::SO_BROADCAST) => s.set_broadcast(on),
         (libc::SOL_SOCKET, libc::SO_SNDBUF) => s.set_send_buffer_size(value.max(0) as usize),
         (libc::SOL_SOCKET, libc::SO_RCVBUF) => s.set_recv_buffer_size(value.max(0) as usize),
-        (libc::SOL_SOCKET, libc::SO_LINGER) => {
-            s.set_linger((value >= 0).then(|| Duration::from_secs(value as u64)))
-        }
+        (libc::SOL_SOCKET, libc::SO_LINGER) => s.set_linger((value >= 0).then(|| Duration::from_secs(value as u64))),
         (libc::IPPROTO_TCP, libc::TCP_NODELAY) => s.set_tcp_nodelay(on),
         (libc::IPPROTO_IP, libc::IP_TOS) => s.set_tos_v4(value as u32),
         (libc::IPPROTO_IP, libc::IP_TTL) => s.set_ttl_v4(value as u32),
@@ -487,9 +485,7 @@ fn get_option(s: SockRef<'_>, level: i32, option: i32) -> io::Result<i32> {
 }
 
 fn unsupported_option(level: i32, option: i32) -> io::Error {
-    io::Error::other(format!(
-        "socket option {option} at level {level} is not supported by the Bloatlens VM"
-    ))
+    io::Error::other(format!("socket option {option} at level {level} is not supported by the Bloatlens VM"))
 }
 
 fn done<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, r: io::Result<()>) -> VmResult<u64> {

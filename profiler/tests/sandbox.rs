@@ -317,9 +317,11 @@ fn a_sandboxed_run_reaches_loopback_only() {
 import java.net.*;
 public class Main {
     public static void main(String[] args) throws Exception {
-        try (ServerSocket server = new ServerSocket(0)) {
-            System.out.println("listening on " + server.getInetAddress().getHostAddress());
-            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort())) {
+        try (java.nio.channels.ServerSocketChannel server = java.nio.channels.ServerSocketChannel.open()) {
+            server.bind(new InetSocketAddress(0));
+            InetSocketAddress bound = (InetSocketAddress) server.getLocalAddress();
+            System.out.println("listening on " + bound.getAddress().getHostAddress());
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), bound.getPort())) {
                 System.out.println("connected: " + s.isConnected());
             }
         }

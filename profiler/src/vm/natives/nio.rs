@@ -257,11 +257,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         reg.add(dispatcher, "init0", "()V", |_, _, _| Ok(0));
         reg.add(dispatcher, "read0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, false, true)
+            channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), None, false, true)
         });
         reg.add(dispatcher, "pread0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), false, true)
+            channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), Some(a[4]), false, true)
         });
         // Scatter reads and gathering writes: `count` iovecs (address, length; 16 bytes each) at `iov`.
         reg.add(dispatcher, "readv0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
@@ -274,11 +274,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         });
         reg.add(dispatcher, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, true, true)
+            channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), None, true, true)
         });
         reg.add(dispatcher, "pwrite0", "(Ljava/io/FileDescriptor;JIJ)I", |vm, t, a| {
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;
-            channel_io(vm, t, fd, a[1], a[3] as i32 as usize, Some(a[4]), true, true)
+            channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), Some(a[4]), true, true)
         });
         reg.add(dispatcher, "seek0", "(Ljava/io/FileDescriptor;J)J", |vm, _, a| {
             use std::io::Seek;
@@ -549,7 +549,7 @@ pub(super) fn vectored_io<T: Tracker>(
         if len == 0 {
             continue;
         }
-        let n = channel_io(vm, t, fd, base, len, None, write, total == 0)?;
+        let n = channel_io(vm, t, fd, (base, len), None, write, total == 0)?;
         if n == EOF || n == UNAVAILABLE {
             return Ok(if total == 0 { n as i32 as i64 as u64 } else { total });
         }
@@ -648,8 +648,9 @@ fn map<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, prot: i32, position
 pub(super) const EOF: u64 = -1i32 as u32 as u64;
 pub(super) const UNAVAILABLE: u64 = -2i32 as u32 as u64;
 
-/// A read into, or write from, native memory on an open descriptor (at `position` when given).
-/// Returns the byte count, or EOF (-1) at the end of a file or stream. A socket or pipe with
+/// A read into, or write from, native memory (address, length) on an open descriptor (at
+/// `position` when given). Returns the byte count, or EOF (-1) at the end of a file or stream. A
+/// socket or pipe with
 /// nothing to give or room to take returns UNAVAILABLE in non-blocking mode, and in blocking mode
 /// waits (`await_io`) when `wait` says it may: only before anything was transferred, as a wait at
 /// the top level makes the whole native run again.
@@ -657,8 +658,7 @@ pub(super) fn channel_io<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,
     fd: i32,
-    address: u64,
-    len: usize,
+    (address, len): (u64, usize),
     position: Option<u64>,
     write: bool,
     wait: bool,

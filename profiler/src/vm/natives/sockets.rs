@@ -187,11 +187,11 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
     const SD: &str = "sun/nio/ch/SocketDispatcher";
     reg.add(SD, "read0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
         let fd = fd_of(vm, a[0]);
-        channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, false, true)
+        channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), None, false, true)
     });
     reg.add(SD, "write0", "(Ljava/io/FileDescriptor;JI)I", |vm, t, a| {
         let fd = fd_of(vm, a[0]);
-        channel_io(vm, t, fd, a[1], a[3] as i32 as usize, None, true, true)
+        channel_io(vm, t, fd, (a[1], a[3] as i32 as usize), None, true, true)
     });
     reg.add(SD, "readv0", "(Ljava/io/FileDescriptor;JI)J", |vm, t, a| {
         let fd = fd_of(vm, a[0]);

@@ -650,10 +650,9 @@ pub(super) const UNAVAILABLE: u64 = -2i32 as u32 as u64;
 
 /// A read into, or write from, native memory (address, length) on an open descriptor (at
 /// `position` when given). Returns the byte count, or EOF (-1) at the end of a file or stream. A
-/// socket or pipe with
-/// nothing to give or room to take returns UNAVAILABLE in non-blocking mode, and in blocking mode
-/// waits (`await_io`) when `wait` says it may: only before anything was transferred, as a wait at
-/// the top level makes the whole native run again.
+/// socket or pipe with nothing to give or room to take returns UNAVAILABLE in non-blocking mode,
+/// and in blocking mode waits (`await_io`) when `wait` says it may: only before anything was
+/// transferred, as a wait at the top level makes the whole native run again.
 pub(super) fn channel_io<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,

@@ -408,13 +408,15 @@ fn complete(test_class_path: &[PathBuf], repositories: &[PathBuf], debian: &Path
     Ok(out)
 }
 
-/// The runner compiled against the launcher on `class_path`, once per launcher (kept in `cache`);
+/// The runner compiled against the launcher on `class_path`, once per launcher and JDK (kept in `cache`);
 /// with a JUnit Jupiter API on it, the timeouts' extension too, registered as a service.
 pub fn runner(javac_path: &Path, cache: &Path, class_path: &[PathBuf]) -> Result<PathBuf, JUnitError> {
     use sha2::{Digest, Sha256};
     let cp = join(class_path);
     let jupiter = version_on(class_path, JUPITER_API.name).is_some();
-    let digest = Sha256::digest(format!("{RUNNER_SOURCE}\n{TIMEOUTS_SOURCE}\n{jupiter}\n{cp}"));
+    // Per JDK too: a runner compiled by a newer javac does not load on an older JDK.
+    let digest =
+        Sha256::digest(format!("{RUNNER_SOURCE}\n{TIMEOUTS_SOURCE}\n{jupiter}\n{cp}\n{}", javac_path.display()));
     let dir = cache.join(&format!("junit-runner-{digest:x}")[..28]);
     let class = dir.join(format!("{RUNNER_CLASS}.class"));
     if class.is_file() {

@@ -198,6 +198,12 @@ impl<T: Tracker> Vm<T> {
 /// swap from /proc/meminfo, the process from /proc/self, as HotSpot's library reads them. CPU
 /// loads are reported as 0 (no samples are kept).
 pub(super) fn register_os<T: Tracker>(reg: &mut Registry<T>) {
+    // No Flight Recorder: its natives fail to bind, as in a HotSpot built without JFR, so
+    // `FlightRecorder.isAvailable()` is false and libraries that ask (Netty) go on without it.
+    reg.add("jdk/jfr/internal/JVM", "registerNatives", "()V", |vm, t, _| {
+        let msg = "'void jdk.jfr.internal.JVM.registerNatives()' (the Bloatlens VM has no Flight Recorder)";
+        Err(vm.throw_new(t, "java/lang/UnsatisfiedLinkError", Some(msg)))
+    });
     const OS: &str = "com/sun/management/internal/OperatingSystemImpl";
     reg.add(OS, "initialize0", "()V", |_, _, _| Ok(0));
     // OperatingSystemMXBean.getSystemLoadAverage: the host's load averages (1, 5, 15 minutes),

@@ -302,6 +302,14 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
             Ok(0)
         });
         reg.add(dispatcher, "force0", "(Ljava/io/FileDescriptor;Z)I", |_, _, _| Ok(0));
+        // JDK 21+: whether a descriptor is something other than a file, directory or block device
+        // (a socket, a pipe), which transfers treat as a stream.
+        reg.add(dispatcher, "isOther0", "(Ljava/io/FileDescriptor;)Z", |vm, _, a| {
+            use std::os::unix::fs::FileTypeExt;
+            let fd = vm.get_named(a[0] as Ref, "fd") as i32;
+            let kind = vm.open_files.files.get(&fd).and_then(|f| f.metadata().ok()).map(|m| m.file_type());
+            Ok(kind.is_some_and(|k| !(k.is_file() || k.is_dir() || k.is_block_device())) as u64)
+        });
         reg.add(dispatcher, "available0", "(Ljava/io/FileDescriptor;)I", |vm, _, a| {
             use std::io::Seek;
             let fd = vm.get_named(a[0] as Ref, "fd") as i32;

@@ -29,6 +29,15 @@ fn javac(sources: &[PathBuf], out: &Path) {
     javac_of(&Jdk::default_jdk(), sources, out)
 }
 
+/// `source` as `root/Main.java`, compiled into `root/classes` (returned).
+fn compile_main(root: &Path, source: &str) -> PathBuf {
+    let src = root.join("Main.java");
+    std::fs::write(&src, source).unwrap();
+    let classes = root.join("classes");
+    javac(&[src], &classes);
+    classes
+}
+
 fn javac_of(jdk: &Jdk, sources: &[PathBuf], out: &Path) {
     let o = Command::new(&jdk.javac).arg("-d").arg(out).args(sources).output().expect("javac (a JDK) on PATH");
     assert!(o.status.success(), "javac: {}", String::from_utf8_lossy(&o.stderr));
@@ -249,9 +258,8 @@ fn outside_the_workspace(jdk: &Jdk) {
 fn a_refusal_says_why_and_the_temporary_directory_is_private() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().canonicalize().unwrap();
-    let src = root.join("Main.java");
-    std::fs::write(
-        &src,
+    let classes = compile_main(
+        &root,
         r#"import java.io.*;
 import java.nio.file.*;
 public class Main {
@@ -265,10 +273,7 @@ public class Main {
     }
 }
 "#,
-    )
-    .unwrap();
-    let classes = root.join("classes");
-    javac(&[src], &classes);
+    );
     let ws = root.join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let target = root.join("out.txt").display().to_string();
@@ -310,9 +315,8 @@ fn a_sandboxed_run_reaches_loopback_only() {
     let r = run_vm(&classes, &ws, &[], Some(config));
     assert_eq!(stdout(&r), String::from_utf8_lossy(&java.stdout), "loopback as on HotSpot");
 
-    let src = root.join("Main.java");
-    std::fs::write(
-        &src,
+    let classes = compile_main(
+        &root,
         r#"import java.io.*;
 import java.net.*;
 public class Main {
@@ -339,10 +343,7 @@ public class Main {
     }
 }
 "#,
-    )
-    .unwrap();
-    let classes = root.join("classes");
-    javac(&[src], &classes);
+    );
     let config = SandboxConfig::new(&ws, WorkspaceWrites::Overlay, "run it without --sandbox to allow them");
     let out = stdout(&run_vm(&classes, &ws, &[], Some(config)));
     let lines: Vec<&str> = out.lines().collect();

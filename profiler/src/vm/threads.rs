@@ -131,7 +131,7 @@ pub struct UsageMark {
 
 /// poll(2) on host descriptors, waiting up to `timeout_ms`; each `revents` says what is ready
 /// (an error or a closed descriptor counts: the waiting native then meets it).
-fn poll_host(fds: &mut [libc::pollfd], timeout_ms: i32) {
+pub(crate) fn poll_host(fds: &mut [libc::pollfd], timeout_ms: i32) {
     if fds.is_empty() {
         if timeout_ms > 0 {
             std::thread::sleep(Duration::from_millis(timeout_ms as u64));

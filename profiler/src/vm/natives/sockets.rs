@@ -393,8 +393,7 @@ fn wait_ready<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, fd: i32, events: i16,
     let host = vm.open_files.host_fd(fd);
     loop {
         let mut probe = [libc::pollfd { fd: host, events, revents: 0 }];
-        // SAFETY: `probe` is one live pollfd; poll(2) writes only its `revents`.
-        unsafe { libc::poll(probe.as_mut_ptr(), 1, 0) };
+        crate::vm::threads::poll_host(&mut probe, 0);
         let now = Instant::now();
         let deadline = t.io_deadline.or((timeout_ms > 0).then(|| now + Duration::from_millis(timeout_ms as u64)));
         if probe[0].revents != 0 || host < 0 || timeout_ms == 0 || deadline.is_some_and(|d| d <= now) {

@@ -1,14 +1,18 @@
 //! Maven projects: the reactor's modules read from the poms, their class paths asked of Maven.
 //!
-//! One Maven run answers for the whole reactor: `compile` (with compiling and resources skipped:
-//! the phase is what lets a module's dependency on another module of the reactor resolve) and
-//! the dependency plugin's `list` goal, which writes each module's resolved artifacts with their
-//! scopes and absolute paths. It runs offline (`-o`: never the network) with the user's own `mvn`,
+//! One Maven run answers for the whole reactor: `test-compile` (with compiling, test compiling
+//! and resources skipped: the phase is what lets a module's dependency on another module of the
+//! reactor resolve, and runs the plugins that add or generate sources) and the dependency plugin's
+//! `list` goal, which writes each module's resolved artifacts with their scopes and absolute paths.
+//! Its debug log (`-X`) says each compiler execution's source roots as Maven evaluated them: a
+//! build helper's extra roots, a multi-release overlay, profiles included ([`super::mojo_log`]).
+//! It runs offline (`-o`: never the network) with the user's own `mvn`,
 //! settings and local repository, on a copy of the project inside the cache directory (its files
 //! but build outputs, version control and test data: what plugins bound before `compile` read,
 //! such as checkstyle's configuration or a template), so that nothing (not even a generator plugin)
-//! writes into the workspace. Sources a generator made in the copy (`target/generated-sources`, a
-//! template expanded into the source tree) are kept in the cache and compiled with their module.
+//! writes into the workspace. Sources a generator made in the copy (`target/generated-sources`,
+//! `target/generated-test-sources`, a template expanded into the source tree) are kept in the cache
+//! and compiled with their module.
 //! The answer is cached under a digest of every pom and of `.mvn/`: a changed pom asks Maven again.
 
 use super::{Build, Discovery, Module, Project, ProjectError};
@@ -57,7 +61,10 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
     let rels: Vec<PathBuf> = poms.iter().map(|p| p.rel.clone()).collect();
     // A module Maven cannot resolve offline is left out (said in the project's notes), and the
     // reactor asked again without it: the other modules' tests need not wait for it.
-    let (work, left_out) = leaving_out_failures(Vec::new(), |excluded| ask_maven(root, cache, mvn, &rels, excluded))?;
+    let ((work, log), left_out) =
+        leaving_out_failures(Vec::new(), |excluded| ask_maven(root, cache, mvn, &rels, excluded))?;
+    let listed =
+        super::mojo_log::compile_source_roots(&super::mojo_log::mojo_runs(&log, &work.path().join("poms"), root));
     let notes = left_out
         .iter()
         .map(|(artifact, line)| {
@@ -89,14 +96,28 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         };
         let list = std::fs::read_to_string(lists.join(list_name(&pom.id))).unwrap_or_default();
         let resolved = parse_list(&list);
-        let mut main_sources = existing(&pom.source_dir, "src/main/java");
+        // The pom's roots, then those the compiler's executions name (a build helper's, a
+        // multi-release overlay's) that are in the workspace; build outputs come from Maven's copy.
+        let roots = listed.get(&pom.id).cloned().unwrap_or_default();
+        let with_listed = |mut found: Vec<PathBuf>, listed: &[String]| {
+            for extra in listed.iter().map(PathBuf::from) {
+                if extra.is_dir() && !extra.starts_with(dir.join("target")) && !found.contains(&extra) {
+                    found.push(extra);
+                }
+            }
+            found
+        };
+        let mut main_sources = with_listed(existing(&pom.source_dir, "src/main/java"), &roots.main);
+        let mut test_sources = with_listed(existing(&pom.test_source_dir, "src/test/java"), &roots.test);
         let copy = work.path().join("poms").join(&pom.rel);
         let generated = cache.join("generated").join(list_name(&pom.id).trim_end_matches(".list"));
-        main_sources.extend(keep_generated_sources(&copy, &dir, &main_sources, &generated));
+        let _ = std::fs::remove_dir_all(&generated);
+        main_sources.extend(keep_generated_sources(&copy, &dir, &main_sources, &generated, Scope::Main));
+        test_sources.extend(keep_generated_sources(&copy, &dir, &test_sources, &generated, Scope::Test));
         let mut module = Module {
             id: pom.id.clone(),
             main_sources,
-            test_sources: existing(&pom.test_source_dir, "src/test/java"),
+            test_sources,
             main_resources: resources(&pom.resource_dirs, "src/main/resources"),
             test_resources: resources(&pom.test_resource_dirs, "src/test/resources"),
             dir,
@@ -384,7 +405,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
 /// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
     // What the cache holds changes with Bloatlens: another version asks Maven again.
-    const FORMAT: &str = concat!("project-cache/5 ", env!("CARGO_PKG_VERSION"));
+    const FORMAT: &str = concat!("project-cache/6 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
     h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());
@@ -406,7 +427,8 @@ fn list_name(id: &str) -> String {
 }
 
 /// Runs Maven once for the reactor on a copy of its pom tree, in a directory of its own (runs at
-/// the same time do not share one); returns that directory, the per-module lists in `lists/`.
+/// the same time do not share one); returns that directory, the per-module lists in `lists/`, and
+/// Maven's debug log (each compiler execution's source roots).
 /// `excluded`: artifact ids of modules left out of the reactor.
 fn ask_maven(
     root: &Path,
@@ -414,17 +436,18 @@ fn ask_maven(
     mvn: &str,
     modules: &[PathBuf],
     excluded: &[&str],
-) -> Result<tempfile::TempDir, ProjectError> {
+) -> Result<(tempfile::TempDir, String), ProjectError> {
     let plugin = dependency_plugin(root);
-    let (work, _) = maven_on_copy(root, cache, mvn, modules, |command, work| {
+    let (work, log) = maven_on_copy(root, cache, mvn, modules, |command, work| {
         exclude(command, excluded);
         command
-            .args(["compile", "-Dmaven.main.skip=true", "-Dmaven.resources.skip=true"])
+            .args(["-X", "test-compile", "-Dmaven.main.skip=true", "-Dmaven.test.skip=true"])
+            .arg("-Dmaven.resources.skip=true")
             .arg(format!("{plugin}:list"))
             .args(["-DoutputAbsoluteArtifactFilename=true", "-DoutputScope=true", "-DappendOutput=false"])
             .arg(format!("-DoutputFile={}/lists/${{project.groupId}}__${{project.artifactId}}.list", work.display()));
     })?;
-    Ok(work)
+    Ok((work, log))
 }
 
 /// Runs `mvn -o -B` with `goals` on a copy of the reactor's pom tree (and `.mvn/`) in a fresh
@@ -639,12 +662,22 @@ fn copy_project(root: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Main or test sources.
+#[derive(Clone, Copy)]
+enum Scope {
+    Main,
+    Test,
+}
+
 /// The sources Maven's run made in a module's copy at `copy`: its `target/generated-sources/*`
-/// (but javac's `annotations`, empty when nothing was compiled) and `.java` files a generator
-/// wrote into a source root that the module at `dir` does not have. They are moved to
-/// `generated` (replacing what a previous run left) and its roots are returned.
-fn keep_generated_sources(copy: &Path, dir: &Path, roots: &[PathBuf], generated: &Path) -> Vec<PathBuf> {
-    let _ = std::fs::remove_dir_all(generated);
+/// (`target/generated-test-sources/*` for tests; but javac's `annotations`, empty when nothing was
+/// compiled) and `.java` files a generator wrote into a source root that the module at `dir` does
+/// not have. They are copied below `generated` and their roots are returned.
+fn keep_generated_sources(copy: &Path, dir: &Path, roots: &[PathBuf], generated: &Path, scope: Scope) -> Vec<PathBuf> {
+    let (outputs, annotations, generated) = match scope {
+        Scope::Main => ("target/generated-sources", "annotations", generated.join("main")),
+        Scope::Test => ("target/generated-test-sources", "test-annotations", generated.join("test")),
+    };
     let mut kept = Vec::new();
     let mut keep = |name: &str, files: Vec<(PathBuf, PathBuf)>| {
         if files.is_empty() {
@@ -664,12 +697,12 @@ fn keep_generated_sources(copy: &Path, dir: &Path, roots: &[PathBuf], generated:
         let files = crate::javac::java_files(root).unwrap_or_default();
         files.into_iter().filter_map(|f| Some((f.clone(), f.strip_prefix(root).ok()?.to_path_buf()))).collect()
     };
-    let mut made: Vec<PathBuf> = std::fs::read_dir(copy.join("target/generated-sources"))
+    let mut made: Vec<PathBuf> = std::fs::read_dir(copy.join(outputs))
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != "annotations"))
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n != annotations))
         .collect();
     made.sort();
     for root in made {
@@ -857,17 +890,23 @@ mod tests {
             (copy.join("src/main/java/a/Version.java"), "class Version {}"),
             (copy.join("target/generated-sources/java-templates/a/Config.java"), "class Config {}"),
             (copy.join("target/generated-sources/annotations/a/Ignored.java"), "class Ignored {}"),
+            (copy.join("target/generated-test-sources/protobuf/a/Proto.java"), "class Proto {}"),
+            (copy.join("target/generated-test-sources/test-annotations/a/Ignored.java"), "class Ignored {}"),
         ];
         for (path, text) in &files {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
         let roots = [module.join("src/main/java")];
-        let kept = keep_generated_sources(&copy, &module, &roots, &generated);
-        assert_eq!(kept, [generated.join("java-templates"), generated.join("written-into-sources-0")]);
-        assert!(generated.join("java-templates/a/Config.java").is_file());
-        assert!(generated.join("written-into-sources-0/a/Version.java").is_file());
-        assert!(!generated.join("written-into-sources-0/a/A.java").exists(), "the module's own source is not");
+        let kept = keep_generated_sources(&copy, &module, &roots, &generated, Scope::Main);
+        let main = generated.join("main");
+        assert_eq!(kept, [main.join("java-templates"), main.join("written-into-sources-0")]);
+        assert!(main.join("java-templates/a/Config.java").is_file());
+        assert!(main.join("written-into-sources-0/a/Version.java").is_file());
+        assert!(!main.join("written-into-sources-0/a/A.java").exists(), "the module's own source is not");
+        let tests = keep_generated_sources(&copy, &module, &[], &generated, Scope::Test);
+        assert_eq!(tests, [generated.join("test/protobuf")]);
+        assert!(generated.join("test/protobuf/a/Proto.java").is_file());
     }
 
     #[test]
@@ -946,6 +985,35 @@ mod tests {
         only.source_filter.test_includes = vec!["**/*Test.java".into()];
         assert!(!only.compiles(Path::new("/p/src/test/java/a/Helper.java")));
         assert!(only.compiles(Path::new("/p/src/test/java/a/ATest.java")));
+    }
+
+    #[test]
+    fn an_overlay_root_adds_its_own_classes_and_leaves_the_base_s() {
+        // jsoup's: `src/main/java11` compiled as a multi-release overlay; Surefire's class path
+        // has `target/classes` before `META-INF/versions/11`.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for f in ["base/a/Both.java", "base/a/Base.java", "overlay/a/Both.java", "overlay/a/Only.java"] {
+            std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
+            std::fs::write(p.join(f), "").unwrap();
+        }
+        let module = Module {
+            id: "g:a".into(),
+            dir: p.to_path_buf(),
+            main_sources: vec![p.join("base"), p.join("overlay")],
+            test_sources: Vec::new(),
+            main_resources: Vec::new(),
+            test_resources: Vec::new(),
+            compile_class_path: Vec::new(),
+            test_class_path: Vec::new(),
+            reactor_dependencies: Vec::new(),
+            source_filter: Default::default(),
+            parameters: false,
+        };
+        assert!(module.compiles(&p.join("base/a/Both.java")));
+        assert!(module.compiles(&p.join("base/a/Base.java")));
+        assert!(!module.compiles(&p.join("overlay/a/Both.java")), "the base's version comes first");
+        assert!(module.compiles(&p.join("overlay/a/Only.java")));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! the configuration's XML (which names a map's keys, so that a value holding `, k=v` is read
 //! right). Only the `default-test` execution is read: it is the one `mvn test` runs first.
 
+use super::mojo_log::{ga, parse_list};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -301,100 +302,59 @@ fn patterns(list: &[String]) -> Result<globset::GlobSet, String> {
 /// Every module's `default-test` configuration in a `mvn -X` log, by `groupId:artifactId`;
 /// `copy` (the pom tree Maven ran on) is replaced by `root` in paths.
 pub fn parse_debug_log(log: &str, copy: &Path, root: &Path) -> BTreeMap<String, Surefire> {
-    let (copy, root) = (copy.display().to_string(), root.display().to_string());
     let lines: Vec<&str> = log.lines().collect();
     // The build plan's XML of each module's default-test execution: the maps' keys.
     let mut keys: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     let mut plan_project = String::new();
-    let mut out = BTreeMap::new();
-    let mut in_default_test = false;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
+        i += 1;
         if let Some(p) = line.strip_prefix("[DEBUG] Project:") {
             plan_project = ga(p.trim());
-        } else if line.starts_with("[DEBUG] Goal:") && line.contains(":maven-surefire-plugin:") {
-            let default_test = line.trim_end().ends_with("(default-test)");
-            let mut xml = String::new();
-            if let Some(start) = lines.get(i + 2).and_then(|l| l.strip_prefix("[DEBUG] Configuration: ")) {
-                xml.push_str(start);
-                i += 3;
-                while i < lines.len() && !lines[i - 1].trim_end().ends_with("</configuration>") {
-                    xml.push('\n');
-                    xml.push_str(lines[i]);
-                    i += 1;
-                }
-                if default_test {
-                    keys.insert(plan_project.clone(), map_keys(&xml));
-                }
-                continue;
-            }
-        } else if let Some(rest) = line.strip_prefix("[INFO] --- ") {
-            in_default_test = rest.starts_with("maven-surefire-plugin:") && rest.contains(" (default-test) @ ");
-        } else if in_default_test
-            && line.starts_with("[DEBUG] Configuring mojo '")
+        } else if line.starts_with("[DEBUG] Goal:")
             && line.contains(":maven-surefire-plugin:")
+            && line.trim_end().ends_with("(default-test)")
         {
-            in_default_test = false;
-            let version = line.split(":maven-surefire-plugin:").nth(1).and_then(|r| r.split(':').next()).unwrap_or("");
-            let mut values: BTreeMap<String, String> = BTreeMap::new();
-            let mut current: Option<String> = None;
-            i += 1;
-            while i < lines.len() && !lines[i].starts_with("[DEBUG] -- end configuration --") {
-                let l = lines[i];
-                let parameter =
-                    l.strip_prefix("[DEBUG]   (").and_then(|r| r.get(3..)).and_then(|r| r.split_once(" = "));
-                match parameter {
-                    Some((name, value)) => {
-                        values.insert(name.to_string(), value.replace(&copy, &root));
-                        current = Some(name.to_string());
-                    }
-                    // A value over several lines (an `argLine` written over several).
-                    None if !l.starts_with('[') => {
-                        if let Some(v) = current.as_ref().and_then(|c| values.get_mut(c)) {
-                            v.push('\n');
-                            v.push_str(l);
-                        }
-                    }
-                    None => current = None,
-                }
+            let Some(start) = lines.get(i + 1).and_then(|l| l.strip_prefix("[DEBUG] Configuration: ")) else {
+                continue;
+            };
+            let mut xml = start.to_string();
+            i += 2;
+            while i < lines.len() && !lines[i - 1].trim_end().ends_with("</configuration>") {
+                xml.push('\n');
+                xml.push_str(lines[i]);
                 i += 1;
             }
-            let id = values
-                .get("project")
-                .and_then(|p| p.strip_prefix("MavenProject: "))
-                .map(|p| ga(p.split(" @ ").next().unwrap_or(p)));
-            let Some(id) = id else { continue };
-            let no_keys = BTreeMap::new();
-            let known = keys.get(&id).unwrap_or(&no_keys);
-            let map = |name: &str| -> Vec<(String, String)> {
-                let empty = Vec::new();
-                values.get(name).map(|v| parse_map(v, known.get(name).unwrap_or(&empty))).unwrap_or_default()
-            };
-            let text = |name: &str| values.get(name).filter(|v| !v.trim().is_empty() && *v != "null").cloned();
-            let surefire = Surefire {
-                version: version.to_string(),
-                includes: values.get("includes").map(|v| parse_list(v)).unwrap_or_default(),
-                excludes: values.get("excludes").map(|v| parse_list(v)).unwrap_or_default(),
-                system_properties: map("systemPropertyVariables"),
-                environment: map("environmentVariables"),
-                arg_line: text("argLine"),
-                working_directory: text("workingDirectory").map(PathBuf::from),
-                groups: text("groups"),
-                excluded_groups: text("excludedGroups"),
-                enable_assertions: text("enableAssertions").map(|v| v.trim() != "false"),
-            };
-            out.insert(id, surefire);
+            keys.insert(plan_project.clone(), map_keys(&xml));
         }
-        i += 1;
+    }
+    let mut out = BTreeMap::new();
+    let runs = super::mojo_log::mojo_runs(log, copy, root);
+    for run in runs.iter().filter(|r| r.plugin == "maven-surefire-plugin" && r.execution == "default-test") {
+        let values = &run.values;
+        let no_keys = BTreeMap::new();
+        let known = keys.get(&run.project).unwrap_or(&no_keys);
+        let map = |name: &str| -> Vec<(String, String)> {
+            let empty = Vec::new();
+            values.get(name).map(|v| parse_map(v, known.get(name).unwrap_or(&empty))).unwrap_or_default()
+        };
+        let text = |name: &str| values.get(name).filter(|v| !v.trim().is_empty() && *v != "null").cloned();
+        let surefire = Surefire {
+            version: run.version.clone(),
+            includes: values.get("includes").map(|v| parse_list(v)).unwrap_or_default(),
+            excludes: values.get("excludes").map(|v| parse_list(v)).unwrap_or_default(),
+            system_properties: map("systemPropertyVariables"),
+            environment: map("environmentVariables"),
+            arg_line: text("argLine"),
+            working_directory: text("workingDirectory").map(PathBuf::from),
+            groups: text("groups"),
+            excluded_groups: text("excludedGroups"),
+            enable_assertions: text("enableAssertions").map(|v| v.trim() != "false"),
+        };
+        out.entry(run.project.clone()).or_insert(surefire);
     }
     out
-}
-
-/// `g:a:v` or `g:a:packaging:v` → `g:a`.
-fn ga(coordinates: &str) -> String {
-    let mut parts = coordinates.split(':');
-    format!("{}:{}", parts.next().unwrap_or(""), parts.next().unwrap_or(""))
 }
 
 /// The child element names of each map parameter in a plan's configuration XML.
@@ -408,12 +368,6 @@ fn map_keys(xml: &str) -> BTreeMap<String, Vec<String>> {
         }
     }
     out
-}
-
-/// `[a, b]` → `a`, `b`.
-fn parse_list(value: &str) -> Vec<String> {
-    let inner = value.trim().trim_start_matches('[').trim_end_matches(']');
-    inner.split(", ").map(str::trim).filter(|s| !s.is_empty() && *s != "null").map(String::from).collect()
 }
 
 /// A map as Java prints it (`{k1=v1, k2=v2}`), split at the keys the configuration names (a

@@ -392,6 +392,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub last_fatal_stack: String,
     /// java.util.zip.Inflater state.
     pub(crate) inflaters: natives::Inflaters,
+    /// Java2D's image surfaces (`natives/java2d.rs`).
+    pub(crate) surfaces: natives::Surfaces,
     /// java.management's memory pools and managers, once created.
     memory_beans: natives::MemoryBeans,
     /// What programs set through java.management (flags, verbosity, thread figures on or off).
@@ -518,6 +520,7 @@ impl<T: Tracker> Vm<T> {
             open_files: natives::OpenFiles::default(),
             sandbox: None,
             inflaters: natives::Inflaters::default(),
+            surfaces: natives::Surfaces::default(),
             memory_beans: natives::MemoryBeans::default(),
             agents: Default::default(),
             management: natives::Management::default(),

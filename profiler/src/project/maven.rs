@@ -961,18 +961,10 @@ mod tests {
         let (pom, _) = read_pom(pom, PathBuf::new()).unwrap();
         assert_eq!(pom.source_filter.test_excludes, ["**/*Benchmark*"], "a property is Maven's to expand");
         assert_eq!(pom.source_filter.excludes, ["org/acme/legacy/"], "not the surefire plugin's");
+        let roots = |r: &str| vec![PathBuf::from("/p").join(r)];
         let module = Module {
-            id: pom.id,
-            dir: PathBuf::from("/p"),
-            main_sources: vec![PathBuf::from("/p/src/main/java")],
-            test_sources: vec![PathBuf::from("/p/src/test/java")],
-            main_resources: Vec::new(),
-            test_resources: Vec::new(),
-            compile_class_path: Vec::new(),
-            test_class_path: Vec::new(),
-            reactor_dependencies: Vec::new(),
             source_filter: pom.source_filter,
-            parameters: false,
+            ..Module::with_roots(&pom.id, PathBuf::from("/p"), roots("src/main/java"), roots("src/test/java"))
         };
         let compiles = |f: &str| module.compiles(Path::new(f));
         assert!(!compiles("/p/src/test/java/org/apache/commons/csv/CSVBenchmark.java"));
@@ -997,19 +989,7 @@ mod tests {
             std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
             std::fs::write(p.join(f), "").unwrap();
         }
-        let module = Module {
-            id: "g:a".into(),
-            dir: p.to_path_buf(),
-            main_sources: vec![p.join("base"), p.join("overlay")],
-            test_sources: Vec::new(),
-            main_resources: Vec::new(),
-            test_resources: Vec::new(),
-            compile_class_path: Vec::new(),
-            test_class_path: Vec::new(),
-            reactor_dependencies: Vec::new(),
-            source_filter: Default::default(),
-            parameters: false,
-        };
+        let module = Module::with_roots("g:a", p.to_path_buf(), vec![p.join("base"), p.join("overlay")], Vec::new());
         assert!(module.compiles(&p.join("base/a/Both.java")));
         assert!(module.compiles(&p.join("base/a/Base.java")));
         assert!(!module.compiles(&p.join("overlay/a/Both.java")), "the base's version comes first");

@@ -83,6 +83,24 @@ pub struct SourceFilter {
 }
 
 impl Module {
+    /// A module of these roots and nothing else (tests build their projects with it).
+    #[cfg(test)]
+    pub(crate) fn with_roots(id: &str, dir: PathBuf, main_sources: Vec<PathBuf>, test_sources: Vec<PathBuf>) -> Module {
+        Module {
+            id: id.to_string(),
+            dir,
+            main_sources,
+            test_sources,
+            main_resources: Vec::new(),
+            test_resources: Vec::new(),
+            compile_class_path: Vec::new(),
+            test_class_path: Vec::new(),
+            reactor_dependencies: Vec::new(),
+            source_filter: SourceFilter::default(),
+            parameters: false,
+        }
+    }
+
     /// Whether Maven compiles `file`, a source under one of this module's roots (a file outside
     /// them: yes, it is not this module's to filter).
     pub fn compiles(&self, file: &Path) -> bool {

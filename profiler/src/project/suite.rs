@@ -199,18 +199,10 @@ mod tests {
         ] {
             touch(&root, f);
         }
-        let module = |name: &str| Module {
-            id: format!("com.acme:{name}"),
-            dir: root.join(name),
-            main_sources: vec![root.join(name).join("src/main/java")],
-            test_sources: vec![root.join(name).join("src/test/java")],
-            main_resources: Vec::new(),
-            test_resources: Vec::new(),
-            compile_class_path: Vec::new(),
-            test_class_path: Vec::new(),
-            reactor_dependencies: Vec::new(),
-            source_filter: Default::default(),
-            parameters: false,
+        let module = |name: &str| {
+            let dir = root.join(name);
+            let (main, test) = (vec![dir.join("src/main/java")], vec![dir.join("src/test/java")]);
+            Module::with_roots(&format!("com.acme:{name}"), dir, main, test)
         };
         let project = Project {
             root: root.clone(),

@@ -363,25 +363,12 @@ pub(super) fn register<T: Tracker>(reg: &mut Registry<T>) {
         Ok((a[0] != 0 && vm.get_named(a[0] as Ref, "allgrayopaque") != 0) as u64)
     });
     reg.add("sun/java2d/loops/GraphicsPrimitiveMgr", "registerNativeLoops", "()V", register_loops);
-    reg.add(
-        "sun/java2d/loops/Blit",
-        "Blit",
-        "(Lsun/java2d/SurfaceData;Lsun/java2d/SurfaceData;Ljava/awt/Composite;Lsun/java2d/pipe/Region;IIIIII)V",
-        |vm, t, a| {
-            let area = Area::of(a[5..11].iter().map(|&v| v as i32));
-            blit(vm, t, a[0] as Ref, [a[1] as Ref, a[2] as Ref, a[3] as Ref, a[4] as Ref], area, None)
-        },
-    );
-    reg.add(
-        "sun/java2d/loops/MaskBlit",
-        "MaskBlit",
-        "(Lsun/java2d/SurfaceData;Lsun/java2d/SurfaceData;Ljava/awt/Composite;Lsun/java2d/pipe/Region;IIIIII[BII)V",
-        |vm, t, a| {
-            let area = Area::of(a[5..11].iter().map(|&v| v as i32));
-            let mask = (a[11] != 0).then_some(Mask { array: a[11] as Ref, offset: a[12] as i32, scan: a[13] as i32 });
-            blit(vm, t, a[0] as Ref, [a[1] as Ref, a[2] as Ref, a[3] as Ref, a[4] as Ref], area, mask)
-        },
-    );
+    const BLIT: &str =
+        "(Lsun/java2d/SurfaceData;Lsun/java2d/SurfaceData;Ljava/awt/Composite;Lsun/java2d/pipe/Region;IIIIII)V";
+    const MASK_BLIT: &str =
+        "(Lsun/java2d/SurfaceData;Lsun/java2d/SurfaceData;Ljava/awt/Composite;Lsun/java2d/pipe/Region;IIIIII[BII)V";
+    reg.add("sun/java2d/loops/Blit", "Blit", BLIT, blit_native);
+    reg.add("sun/java2d/loops/MaskBlit", "MaskBlit", MASK_BLIT, blit_native);
     reg.add(
         "sun/java2d/loops/TransformHelper",
         "Transform",
@@ -584,8 +571,20 @@ fn surface<T: Tracker>(vm: &Vm<T>, data: Ref) -> VmResult<Surface> {
     })
 }
 
-/// `Blit.Blit` and `MaskBlit.MaskBlit`: the source's area composed onto the destination's,
-/// within the clip.
+/// `Blit.Blit(src, dst, comp, clip, srcx, srcy, dstx, dsty, w, h)` and `MaskBlit.MaskBlit(…, mask,
+/// maskoff, maskscan)`.
+fn blit_native<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
+    let area = Area::of(a[5..11].iter().map(|&v| v as i32));
+    let mask = match a.get(11..14) {
+        Some(&[array, offset, scan]) if array != 0 => {
+            Some(Mask { array: array as Ref, offset: offset as i32, scan: scan as i32 })
+        }
+        _ => None,
+    };
+    blit(vm, t, a[0] as Ref, [a[1] as Ref, a[2] as Ref, a[3] as Ref, a[4] as Ref], area, mask)
+}
+
+/// The source's area composed onto the destination's, within the clip.
 fn blit<T: Tracker>(
     vm: &mut Vm<T>,
     t: &mut JThread,

@@ -14,8 +14,9 @@
 #   1. `mvn test` and `mvn dependency:build-classpath` ONLINE (fills ~/.m2 with the dependencies, the
 #      plugins and Surefire's JUnit provider, so that Bloatlens, which asks Maven offline, finds
 #      everything later), failures ignored;
-#   2. `mvn -o test` again, timed (unless TIMED=0): DEST/<name>/.rp-mvn-seconds (the online run's time,
-#      downloads included, is in .rp-mvn-online-seconds);
+#   2. `mvn -o test` again, timed (unless TIMED=0): DEST/.state/<name>/.rp-mvn-seconds (the online run's
+#      time, downloads included, is in .rp-mvn-online-seconds); the layout's own records are kept there,
+#      outside the tree, where a licence check (Apache RAT) would count them as unlicensed files;
 #   3. Surefire's reports (every module's target/surefire-reports/TEST-*.xml) copied to
 #      DEST/.reports/<name>/<module>/ (module `.` for the root).
 # MAVEN39: the Maven 3.9 for rows whose `maven` is 3.9 (default: DEST/.tools/apache-maven-3.9.11,
@@ -64,24 +65,25 @@ while IFS=$'\t' read -r name repo commit maven modules kinds main; do
   case "$name" in ''|'#'*) continue;; esac
   if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " =~ " $name " ]]; then continue; fi
   tree=$dest/$name
+  state=$dest/.state/$name; mkdir -p "$state"
   git_dir=$(find_mirror "$repo")
   echo "== $name ($repo @ ${commit:0:12}) → $tree"
-  if [ ! -f "$tree/.rp-commit" ] || [ "$(cat "$tree/.rp-commit")" != "$commit" ]; then
+  if [ ! -f "$state/.rp-commit" ] || [ "$(cat "$state/.rp-commit")" != "$commit" ]; then
     rm -rf "$tree"; mkdir -p "$tree"
     if ! git --git-dir="$git_dir" archive "$commit" 2>/dev/null | tar -x -C "$tree"; then
       # a snapshot mirror may lack its largest blobs: lay out every file that is there, list the others
-      rm -rf "$tree"; mkdir -p "$tree"
+      rm -rf "$tree"; mkdir -p "$tree"; rm -f "$state/.rp-missing"
       git --git-dir="$git_dir" ls-tree -r "$commit" | while read -r _ type obj path; do
         [ "$type" = blob ] || continue
         if git --git-dir="$git_dir" cat-file -e "$obj" 2>/dev/null; then
           mkdir -p "$tree/$(dirname "$path")"; git --git-dir="$git_dir" cat-file blob "$obj" > "$tree/$path"
-        else echo "$path" >> "$tree/.rp-missing"; fi
+        else echo "$path" >> "$state/.rp-missing"; fi
       done
-      echo "   files missing from the mirror (not laid out): $(wc -l < "$tree/.rp-missing")"
+      echo "   files missing from the mirror (not laid out): $(wc -l < "$state/.rp-missing")"
     fi
     # a project JDK 17 cannot build as it is gets a small fix-up of its build files (never its sources)
     [ -f "$here/fixups/$name.sh" ] && (cd "$tree" && bash "$here/fixups/$name.sh")
-    echo "$commit" > "$tree/.rp-commit"
+    echo "$commit" > "$state/.rp-commit"
   fi
   mvn_cmd=$(maven_for "$maven")
   pl=()
@@ -91,7 +93,7 @@ while IFS=$'\t' read -r name repo commit maven modules kinds main; do
   start=$(date +%s%N)
   (cd "$tree" && nice "$mvn_cmd" "${mvn_flags[@]}" "${pl[@]}" test) > "$log/mvn-online.txt" 2>&1 \
     || echo "   mvn test failed (status $?): $(grep -m1 -E '^\[ERROR\]' "$log/mvn-online.txt")"
-  echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc > "$tree/.rp-mvn-online-seconds"
+  echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc > "$state/.rp-mvn-online-seconds"
   # What Bloatlens asks Maven for, offline (the dependency plugin: `mvn test` does not download it).
   (cd "$tree" && "$mvn_cmd" -q -B "${pl[@]}" dependency:build-classpath -Dmdep.outputFile=/dev/null) \
     > "$log/mvn-classpath.txt" 2>&1 || echo "   mvn dependency:build-classpath failed: see $log/mvn-classpath.txt"
@@ -100,12 +102,12 @@ while IFS=$'\t' read -r name repo commit maven modules kinds main; do
     start=$(date +%s%N)
     (cd "$tree" && nice "$mvn_cmd" -o "${mvn_flags[@]}" "${pl[@]}" test) > "$log/mvn-offline.txt" 2>&1 \
       || echo "   mvn -o test failed (status $?): $(grep -m1 -E '^\[ERROR\]' "$log/mvn-offline.txt")"
-    echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc > "$tree/.rp-mvn-seconds"
+    echo "scale=1; ($(date +%s%N) - $start) / 1000000000" | bc > "$state/.rp-mvn-seconds"
   fi
   rm -rf "$dest/.reports/$name"
   (cd "$tree" && find . -path '*/target/surefire-reports/TEST-*.xml' -not -path './.rp-*') | while read -r f; do
     case "$f" in ./target/*) module=.;; *) module=${f#./}; module=${module%/target/surefire-reports/*};; esac
     mkdir -p "$dest/.reports/$name/$module"; cp "$tree/$f" "$dest/.reports/$name/$module/"
   done
-  echo "   $(find "$dest/.reports/$name" -name 'TEST-*.xml' 2>/dev/null | wc -l) Surefire reports; mvn test $(cat "$tree/.rp-mvn-seconds" 2>/dev/null || echo '?') s (online: $(cat "$tree/.rp-mvn-online-seconds") s)"
+  echo "   $(find "$dest/.reports/$name" -name 'TEST-*.xml' 2>/dev/null | wc -l) Surefire reports; mvn test $(cat "$state/.rp-mvn-seconds" 2>/dev/null || echo '?') s (online: $(cat "$state/.rp-mvn-online-seconds") s)"
 done < "$here/projects.tsv"

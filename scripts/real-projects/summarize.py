@@ -425,7 +425,7 @@ def report(dest, results, workarounds=False):
                     c["example"], c["repro"] = text, repro
         mvn_s = ""
         for f, mark in ((".rp-mvn-seconds", ""), (".rp-mvn-online-seconds", " (online)")):
-            p = os.path.join(tree, f)
+            p = os.path.join(dest, ".state", name, f)
             if os.path.exists(p):
                 mvn_s = open(p).read().strip() + mark
                 break

@@ -1111,19 +1111,27 @@ fn prepare_project(
         true => (build.path().to_path_buf(), None),
         false => (build.path().join("main"), Some(build.path().join("test"))),
     };
-    let mut steps = vec![(&main_files, &main_roots, all.clone(), &main_out)];
-    if let Some(test_out) = &test_out {
-        let against = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
-        steps.push((&test_files, &test_roots, against, test_out));
+    let mut steps = vec![(main_files.clone(), main_roots.clone(), all.clone(), main_out.clone())];
+    let against_main: Vec<PathBuf> = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
+    // A multi-release overlay, into `META-INF/versions/N` of the main classes, against them (a test
+    // run's class path holds it when Surefire's `additionalClasspathElements` names it).
+    if p.tests_run() {
+        for overlay in project.modules.iter().flat_map(|m| m.overlays.iter()) {
+            let out = main_out.join("META-INF/versions").join(&overlay.release);
+            steps.push((java_files(&overlay.roots)?, overlay.roots.clone(), against_main.clone(), out));
+        }
     }
-    for (files, roots, class_path, out) in steps {
+    if let Some(test_out) = &test_out {
+        steps.push((test_files.clone(), test_roots.clone(), against_main.clone(), test_out.clone()));
+    }
+    for (files, roots, class_path, out) in &steps {
         if files.is_empty() {
             continue;
         }
         let job = javac::Job {
             sources: files,
             source_path: roots,
-            class_path: &bloatlens_profiler::junit::join(&class_path),
+            class_path: &bloatlens_profiler::junit::join(class_path),
             out,
             parameters: project.modules.iter().any(|m| m.parameters),
         };
@@ -1149,7 +1157,7 @@ fn prepare_project(
     let mut cp: Vec<PathBuf> = libraries.iter().cloned().chain(given).collect();
     // The classes, then the resources beside them (as Maven's target/classes holds both).
     let resources = project.resources_for(&anchor);
-    let classes = test_out.iter().cloned().chain(std::iter::once(main_out));
+    let classes = test_out.iter().cloned().chain(std::iter::once(main_out.clone()));
     cp.splice(0..0, classes.chain(resources));
     let mut environment = TestEnvironment::default();
     let (main_class, args, launch) = match p.tests_run() {
@@ -1174,6 +1182,13 @@ fn prepare_project(
             };
             environment = TestEnvironment::for_modules(&project, &suite_modules, &configs);
             notes.append(&mut environment.notes);
+            // Surefire's additional elements, a module's `target/classes` being where it was compiled.
+            for extra in &environment.class_path_after {
+                let compiled = project.modules.iter().find_map(|m| {
+                    extra.strip_prefix(m.dir.join("target/classes")).ok().map(|rest| main_out.join(rest))
+                });
+                cp.push(compiled.unwrap_or_else(|| extra.clone()));
+            }
             let repositories = project.repositories();
             let prepared =
                 TestLaunch::prepare_selection(&selection, &javac, &cache, &libraries, &repositories, timeouts);

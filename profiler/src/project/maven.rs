@@ -15,7 +15,7 @@
 //! and compiled with their module.
 //! The answer is cached under a digest of every pom and of `.mvn/`: a changed pom asks Maven again.
 
-use super::{Build, Discovery, Module, Project, ProjectError};
+use super::{Build, Discovery, Module, Overlay, Project, ProjectError};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,8 +114,15 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         let _ = std::fs::remove_dir_all(&generated);
         main_sources.extend(keep_generated_sources(&copy, &dir, &main_sources, &generated, Scope::Main));
         test_sources.extend(keep_generated_sources(&copy, &dir, &test_sources, &generated, Scope::Test));
+        let overlays = roots
+            .overlays
+            .iter()
+            .map(|(release, listed)| Overlay { release: release.clone(), roots: with_listed(Vec::new(), listed) })
+            .filter(|o| !o.roots.is_empty())
+            .collect();
         let mut module = Module {
             id: pom.id.clone(),
+            overlays,
             main_sources,
             test_sources,
             main_resources: resources(&pom.resource_dirs, "src/main/resources"),
@@ -405,7 +412,7 @@ fn read_pom(text: &str, rel: PathBuf) -> Result<(Pom, Vec<String>), String> {
 /// the cache's format).
 fn digest(root: &Path, poms: &[Pom], mvn: &str) -> String {
     // What the cache holds changes with Bloatlens: another version asks Maven again.
-    const FORMAT: &str = concat!("project-cache/6 ", env!("CARGO_PKG_VERSION"));
+    const FORMAT: &str = concat!("project-cache/7 ", env!("CARGO_PKG_VERSION"));
     let mut h = Sha256::new();
     h.update(FORMAT.as_bytes());
     h.update(mvn.as_bytes());

@@ -70,6 +70,17 @@ pub struct Module {
     /// javac keeps parameter names for reflection.
     #[serde(default)]
     pub parameters: bool,
+    /// Multi-release overlays (jsoup's `src/main/java11`): compiled after the main code, against it,
+    /// into `META-INF/versions/N` of its output, as the compiler plugin's `multiReleaseOutput` does.
+    #[serde(default)]
+    pub overlays: Vec<Overlay>,
+}
+
+/// A multi-release overlay: the roots compiled for one release into `META-INF/versions/<release>`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Overlay {
+    pub release: String,
+    pub roots: Vec<PathBuf>,
 }
 
 /// Which files of its source roots a module compiles: patterns (`**/*Benchmark*`) matched as the
@@ -98,6 +109,7 @@ impl Module {
             reactor_dependencies: Vec::new(),
             source_filter: SourceFilter::default(),
             parameters: false,
+            overlays: Vec::new(),
         }
     }
 

@@ -103,13 +103,24 @@ pub fn parse_list(value: &str) -> Vec<String> {
 
 /// Each module's source roots as the compiler plugin's executions name them (`compile` and
 /// `testCompile`; every execution's, in the order they ran, each root once), by `groupId:artifactId`.
+/// A `compile` execution with `multiReleaseOutput` compiles a multi-release overlay: its roots are
+/// kept apart, with the release whose `META-INF/versions/N` they go to.
 pub fn compile_source_roots(runs: &[MojoRun]) -> BTreeMap<String, SourceRoots> {
     let mut out: BTreeMap<String, SourceRoots> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.plugin == "maven-compiler-plugin") {
         let roots = out.entry(run.project.clone()).or_default();
-        let list = match run.goal.as_str() {
-            "compile" => &mut roots.main,
-            "testCompile" => &mut roots.test,
+        let overlay = run.values.get("multiReleaseOutput").is_some_and(|v| v.trim() == "true");
+        let release = run.values.get("release").map(|r| r.trim().to_string()).filter(|r| !r.is_empty() && r != "null");
+        let list = match (run.goal.as_str(), overlay, release) {
+            ("compile", true, Some(release)) => match roots.overlays.iter().position(|(r, _)| *r == release) {
+                Some(i) => &mut roots.overlays[i].1,
+                None => {
+                    roots.overlays.push((release, Vec::new()));
+                    &mut roots.overlays.last_mut().expect("just pushed").1
+                }
+            },
+            ("compile", _, _) => &mut roots.main,
+            ("testCompile", _, _) => &mut roots.test,
             _ => continue,
         };
         for root in run.values.get("compileSourceRoots").map(|v| parse_list(v)).unwrap_or_default() {
@@ -121,11 +132,12 @@ pub fn compile_source_roots(runs: &[MojoRun]) -> BTreeMap<String, SourceRoots> {
     out
 }
 
-/// A module's main and test source roots, absolute.
+/// A module's main and test source roots, absolute, and its multi-release overlays' (by release).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceRoots {
     pub main: Vec<String>,
     pub test: Vec<String>,
+    pub overlays: Vec<(String, Vec<String>)>,
 }
 
 #[cfg(test)]
@@ -142,6 +154,7 @@ mod tests {
 [DEBUG] Configuring mojo 'org.apache.maven.plugins:maven-compiler-plugin:3.15.0:compile' with basic configurator -->
 [DEBUG]   (f) compileSourceRoots = [/cache/m/poms/src/main/java11]
 [DEBUG]   (f) multiReleaseOutput = true
+[DEBUG]   (f) release = 11
 [DEBUG]   (f) project = MavenProject: org.acme:lib:1.0 @ /cache/m/poms/pom.xml
 [DEBUG] -- end configuration --
 [INFO] --- build-helper-maven-plugin:3.6.1:add-test-source (extra) @ lib ---
@@ -175,10 +188,11 @@ mod tests {
     }
 
     #[test]
-    fn source_roots_are_every_compiler_execution_s_in_the_workspace() {
+    fn source_roots_are_every_compiler_execution_s_an_overlay_s_apart() {
         let runs = mojo_runs(LOG, Path::new("/cache/m/poms"), Path::new("/work/lib"));
         let roots = &compile_source_roots(&runs)["org.acme:lib"];
-        assert_eq!(roots.main, ["/work/lib/src/main/java", "/work/lib/src/main/java11"]);
+        assert_eq!(roots.main, ["/work/lib/src/main/java"]);
+        assert_eq!(roots.overlays, [("11".to_string(), vec!["/work/lib/src/main/java11".to_string()])]);
         assert_eq!(
             roots.test,
             [

@@ -36,6 +36,9 @@ pub struct Surefire {
     /// `enableAssertions` (None: not read, Surefire's default: on).
     #[serde(default)]
     pub enable_assertions: Option<bool>,
+    /// `additionalClasspathElements`: after the test class path, as Surefire appends them.
+    #[serde(default)]
+    pub additional_class_path: Vec<PathBuf>,
 }
 
 impl Surefire {
@@ -93,6 +96,9 @@ pub struct TestEnvironment {
     /// IDEs run them): the system class loader's default assertion status, set before the tests
     /// load, as Surefire's booter sets it.
     pub enable_assertions: Option<bool>,
+    /// Surefire's `additionalClasspathElements`, as Maven named them (paths under a module's
+    /// `target/classes` are the caller's to map to where Bloatlens compiled it).
+    pub class_path_after: Vec<PathBuf>,
     pub notes: Vec<String>,
 }
 
@@ -107,6 +113,7 @@ impl TestEnvironment {
         };
         let Some(s) = surefire else { return out };
         out.enable_assertions = s.enable_assertions;
+        out.class_path_after = s.additional_class_path.clone();
         out.properties.extend(s.system_properties.iter().cloned());
         out.env.extend(s.environment.iter().cloned());
         if let Some(wd) = &s.working_directory {
@@ -171,6 +178,11 @@ impl TestEnvironment {
             for a in e.agents {
                 if !out.agents.contains(&a) {
                     out.agents.push(a);
+                }
+            }
+            for p in e.class_path_after {
+                if !out.class_path_after.contains(&p) {
+                    out.class_path_after.push(p);
                 }
             }
             for n in e.notes {
@@ -351,6 +363,10 @@ pub fn parse_debug_log(log: &str, copy: &Path, root: &Path) -> BTreeMap<String, 
             groups: text("groups"),
             excluded_groups: text("excludedGroups"),
             enable_assertions: text("enableAssertions").map(|v| v.trim() != "false"),
+            additional_class_path: values
+                .get("additionalClasspathElements")
+                .map(|v| parse_list(v).into_iter().map(PathBuf::from).collect())
+                .unwrap_or_default(),
         };
         out.entry(run.project.clone()).or_insert(surefire);
     }
@@ -439,6 +455,10 @@ mod tests {
         );
         assert_eq!(core.working_directory.as_deref(), Some(Path::new("/work/shop/core/target/work")));
         assert_eq!(core.enable_assertions, Some(true));
+        let extra: Vec<&str> = core.additional_class_path.iter().filter_map(|p| p.to_str()).collect();
+        assert_eq!(extra, ["/work/shop/core/target/classes/META-INF/versions/11", "/opt/extra.jar"]);
+        let env = TestEnvironment::of(Path::new("/work/shop/core"), Some(core));
+        assert_eq!(env.class_path_after, core.additional_class_path);
         let app = &parsed["com.acme.shop:app"];
         assert_eq!(app.version, "2.12.4");
         assert!(app.includes.is_empty() && app.arg_line.is_none() && app.system_properties.is_empty());

@@ -7,8 +7,7 @@
 //! its 8-bit multiply and divide tables, its grey weights, the transform helper's 32.32 fixed-point
 //! stepping from pixel centres, so that what a program draws is HotSpot's pixel for pixel.
 //!
-//! What is not here: bilinear and bicubic rendering hints on a transformed `drawImage` (a clear
-//! unsupported error), writing through these loops into indexed and packed-binary images (the JDK's
+//! What is not here: writing through these loops into indexed and packed-binary images (the JDK's
 //! Java loops write those), and antialiased shapes and text.
 
 use super::{Registry, VmResult};
@@ -652,9 +651,90 @@ fn blit<T: Tracker>(
     Ok(0)
 }
 
+/// How a transformed image is sampled: the rendering hint's interpolation.
+enum Sampling {
+    Nearest,
+    Bilinear,
+    /// With libawt's table of the cubic kernel (a = −0.5) in 1/256ths.
+    Bicubic(Box<[i32; 513]>),
+}
+
+/// libawt's `bicubic_coeff`: the kernel at i/256 for i in 0..384, in 256ths (truncated), and
+/// the entries from 384 on made so that each set of four weights sums to 256.
+fn bicubic_table() -> Box<[i32; 513]> {
+    const A: f64 = -0.5;
+    let mut c = Box::new([0i32; 513]);
+    for (i, slot) in c.iter_mut().enumerate().take(384) {
+        let x = i as f64 / 256.0;
+        let v = if i < 256 {
+            ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0
+        } else {
+            ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A
+        };
+        *slot = (v * 256.0) as i32;
+    }
+    c[384] = (256 - c[128] * 2) / 2;
+    for i in 385..=512 {
+        c[i] = 256 - (c[512 - i] + c[i - 256] + c[768 - i]);
+    }
+    c
+}
+
+/// The premultiplied ARGB the transform helper takes at the 32.32 fixed-point source position
+/// (`fx`, `fy`): the pixel there, or the bilinear or bicubic blend around the position half a
+/// pixel up and left, the source rectangle's edge pixels repeated beyond it — libawt's
+/// `BilinearInterp` and `BicubicInterp` arithmetic.
+fn sample(s: &Surface, data: &ObjData, how: &Sampling, [sx1, sy1, sx2, sy2]: [i32; 4], fx: i64, fy: i64) -> u32 {
+    let whole = |v: i64| (v >> 32) as i32;
+    let fraction = |v: i64| ((v as u64 >> 24) & 0xff) as i32;
+    let at = |x: i32, y: i32| {
+        let (x, y) = (x.clamp(sx1, (sx2 - 1).max(sx1)), y.clamp(sy1, (sy2 - 1).max(sy1)));
+        let (x, y) = (x.clamp(0, s.width - 1), y.clamp(0, s.height - 1));
+        s.load_pre(data, x, y)
+    };
+    const HALF: i64 = 1 << 31;
+    match how {
+        Sampling::Nearest => at(whole(fx), whole(fy)),
+        Sampling::Bilinear => {
+            let (x, y) = (fx - HALF, fy - HALF);
+            let (x0, y0, xf, yf) = (whole(x), whole(y), fraction(x), fraction(y));
+            let p = [at(x0, y0), at(x0 + 1, y0), at(x0, y0 + 1), at(x0 + 1, y0 + 1)];
+            let mut out = 0u32;
+            for shift in [24, 16, 8, 0] {
+                let c = |i: usize| ((p[i] >> shift) & 0xff) as i32;
+                let top = xf * (c(1) - c(0)) + (c(0) << 8);
+                let bottom = xf * (c(3) - c(2)) + (c(2) << 8);
+                let v = yf * (bottom - top) + (top << 8);
+                out |= ((((v + (1 << 15)) >> 16) & 0xff) as u32) << shift;
+            }
+            out
+        }
+        Sampling::Bicubic(c) => {
+            let (x, y) = (fx - HALF, fy - HALF);
+            let (x0, y0, xf, yf) = (whole(x), whole(y), fraction(x) as usize, fraction(y) as usize);
+            let weights = |f: usize| [f + 256, f, 256 - f, 512 - f];
+            let (wx, wy) = (weights(xf), weights(yf));
+            let mut acc = [1i64 << 15; 4];
+            for (j, &cy) in wy.iter().enumerate() {
+                for (i, &cx) in wx.iter().enumerate() {
+                    let factor = (c[cx] * c[cy]) as i64;
+                    let p = at(x0 - 1 + i as i32, y0 - 1 + j as i32);
+                    for (k, shift) in [24, 16, 8, 0].into_iter().enumerate() {
+                        acc[k] += ((p >> shift) & 0xff) as i64 * factor;
+                    }
+                }
+            }
+            let a = (acc[0] >> 16).clamp(0, 255);
+            let [r, g, b] = [acc[1], acc[2], acc[3]].map(|v| (v >> 16).clamp(0, a));
+            ((a << 24) | (r << 16) | (g << 8) | b) as u32
+        }
+    }
+}
+
 /// `TransformHelper.Transform`: each destination pixel whose centre the inverse transform `itx`
-/// maps into the source rectangle takes the source pixel there (nearest neighbour), composed
-/// through `output`'s rule; `edges`, when given, gets each row's covered span.
+/// maps into the source rectangle takes the source sampled there (nearest neighbour, bilinear or
+/// bicubic, as the rendering hint asks), composed through `output`'s rule; `edges`, when given,
+/// gets each row's covered span.
 fn transform<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult<u64> {
     let (output, src, dst, composite, clip, itx) =
         (a[1] as Ref, a[2] as Ref, a[3] as Ref, a[4] as Ref, a[5] as Ref, a[6] as Ref);
@@ -667,14 +747,11 @@ fn transform<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult
     if output == 0 || src == 0 || dst == 0 || itx == 0 {
         return Err(vm.throw_npe(t));
     }
-    // AffineTransformOp's TYPE_NEAREST_NEIGHBOR; the hints' bilinear and bicubic are not here.
-    if interpolation != 1 {
-        return Err(Fault::Fatal(VmError::Unsupported(format!(
-            "drawing a transformed image with {} interpolation (the VM's Java2D draws transformed images \
-             nearest-neighbour only)",
-            if interpolation == 2 { "bilinear" } else { "bicubic" }
-        ))));
-    }
+    let sampling = match interpolation {
+        2 => Sampling::Bilinear,
+        3 => Sampling::Bicubic(bicubic_table()),
+        _ => Sampling::Nearest,
+    };
     let (s, d) = (surface(vm, src)?, surface(vm, dst)?);
     let rule = rule_of(vm, output, composite)
         .ok_or_else(|| Fault::Fatal(VmError::Internal("a Java2D transform of an unknown composite".into())))?;
@@ -695,6 +772,7 @@ fn transform<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult
             let (mut fx, mut fy) = (fixed(m00 * cx + m01 * cy + m02), fixed(m10 * cx + m11 * cy + m12));
             let (mut lo, mut hi) = (i32::MAX, i32::MIN);
             for x in dx1..dx2 {
+                let (here_x, here_y) = (fx, fy);
                 let (px, py) = (whole(fx), whole(fy));
                 fx = fx.wrapping_add(dxdx);
                 fy = fy.wrapping_add(dydx);
@@ -705,7 +783,7 @@ fn transform<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: &[u64]) -> VmResult
                 hi = hi.max(x + 1);
                 let clipped = clips.iter().any(|&[x1, y1, x2, y2]| x >= x1 && x < x2 && y >= y1 && y < y2);
                 if clipped && d.contains(x, y) {
-                    writes.push((x, y, s.load_pre(data, px, py)));
+                    writes.push((x, y, sample(&s, data, &sampling, [sx1, sy1, sx2, sy2], here_x, here_y)));
                 }
             }
             if lo < hi {
@@ -801,6 +879,15 @@ mod tests {
                 assert_eq!(back, expected, "{format:?}");
             }
             assert_eq!(s.load(&data, 0, 0) >> 24, if format.has_alpha() { 0 } else { 0xff }, "{format:?}");
+        }
+    }
+
+    #[test]
+    fn the_bicubic_table_s_four_weights_sum_to_256() {
+        let c = bicubic_table();
+        assert_eq!((c[0], c[256]), (256, 0), "the kernel at 0 and 1");
+        for f in 0..256 {
+            assert_eq!(c[f + 256] + c[f] + c[256 - f] + c[512 - f], 256, "fraction {f}/256");
         }
     }
 

@@ -17,14 +17,21 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 /// The raster of each `BufImgSurfaceData` (by the surface object), as its `initRaster` said it.
-/// An entry outlives its surface; a new surface at the same reference replaces it at its own
-/// `initRaster`, and only surfaces of the registered formats reach the loops.
+/// An entry may outlive its surface: a new surface at the same reference replaces it at its own
+/// `initRaster`, only surfaces of the registered formats reach the loops, and entries whose surface
+/// is gone are dropped whenever the table has doubled.
 #[derive(Default)]
-pub struct Surfaces(HashMap<Ref, Surface>);
+pub struct Surfaces {
+    by_surface: HashMap<Ref, Surface>,
+    /// The table's size at which the dead entries are next dropped.
+    prune_at: usize,
+}
 
 /// Where a surface's pixels are: offsets and strides in bytes, as libawt's `SurfaceDataRasInfo`.
 #[derive(Clone)]
 struct Surface {
+    /// The surface object's class: a reference reused by another object is not this surface.
+    class: u32,
     array: Ref,
     offset: i64,
     bit_offset: i64,
@@ -390,8 +397,9 @@ fn init_raster<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, a: &[u64]) -> VmResu
     // A format the loops do not know is drawn by the JDK's Java loops: nothing to record.
     let Some(&(_, _, format)) = FORMATS.iter().find(|(_, d, _)| *d == desc) else { return Ok(0) };
     let icm = a[8] as Ref;
-    let mut lut = vec![0u32; 256];
-    if icm != 0 {
+    let indexed = matches!(format, Format::Indexed | Format::Binary(_));
+    let mut lut = vec![0u32; if indexed { 256 } else { 0 }];
+    if icm != 0 && indexed {
         let size = vm.get_named(icm, "map_size") as i32;
         let rgb = vm.get_named(icm, "rgb") as Ref;
         if rgb != 0 {
@@ -403,6 +411,7 @@ fn init_raster<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, a: &[u64]) -> VmResu
         }
     }
     let raster = Surface {
+        class: vm.heap.get(surface).class,
         array: a[1] as Ref,
         offset: a[2] as i32 as i64,
         bit_offset: a[3] as i32 as i64,
@@ -413,7 +422,13 @@ fn init_raster<T: Tracker>(vm: &mut Vm<T>, _: &mut JThread, a: &[u64]) -> VmResu
         format,
         lut: lut.into(),
     };
-    vm.surfaces.0.insert(surface, raster);
+    let surfaces = &mut vm.surfaces;
+    if surfaces.by_surface.len() >= surfaces.prune_at {
+        let heap = &vm.heap;
+        surfaces.by_surface.retain(|&r, s| heap.is_live(r) && heap.get(r).class == s.class);
+        surfaces.prune_at = (2 * surfaces.by_surface.len()).max(256);
+    }
+    surfaces.by_surface.insert(surface, raster);
     Ok(0)
 }
 
@@ -565,7 +580,7 @@ fn rule_of<T: Tracker>(vm: &Vm<T>, prim: Ref, composite: Ref) -> Option<Rule> {
 }
 
 fn surface<T: Tracker>(vm: &Vm<T>, data: Ref) -> VmResult<Surface> {
-    vm.surfaces.0.get(&data).cloned().ok_or_else(|| {
+    vm.surfaces.by_surface.get(&data).cloned().ok_or_else(|| {
         Fault::Fatal(VmError::Unsupported("a Java2D loop on a surface that is not a BufferedImage's raster".into()))
     })
 }
@@ -853,6 +868,7 @@ mod tests {
             };
             let mut data = data;
             let s = Surface {
+                class: 0,
                 array: 0,
                 offset: 0,
                 bit_offset: 0,
@@ -894,6 +910,7 @@ mod tests {
     #[test]
     fn src_over_blends_a_translucent_pixel_as_libawt() {
         let s = Surface {
+            class: 0,
             array: 0,
             offset: 0,
             bit_offset: 0,

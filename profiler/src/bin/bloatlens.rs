@@ -1111,18 +1111,20 @@ fn prepare_project(
         true => (build.path().to_path_buf(), None),
         false => (build.path().join("main"), Some(build.path().join("test"))),
     };
-    let mut steps = vec![(main_files.clone(), main_roots.clone(), all.clone(), main_out.clone())];
     let against_main: Vec<PathBuf> = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
     // A multi-release overlay, into `META-INF/versions/N` of the main classes, against them (a test
     // run's class path holds it when Surefire's `additionalClasspathElements` names it).
+    let mut overlays = Vec::new();
     if p.tests_run() {
         for overlay in project.modules.iter().flat_map(|m| m.overlays.iter()) {
             let out = main_out.join("META-INF/versions").join(&overlay.release);
-            steps.push((java_files(&overlay.roots)?, overlay.roots.clone(), against_main.clone(), out));
+            overlays.push((java_files(&overlay.roots)?, overlay, out));
         }
     }
+    let mut steps = vec![(&main_files, &main_roots, &all, main_out.clone())];
+    steps.extend(overlays.iter().map(|(files, o, out)| (files, &o.roots, &against_main, out.clone())));
     if let Some(test_out) = &test_out {
-        steps.push((test_files.clone(), test_roots.clone(), against_main.clone(), test_out.clone()));
+        steps.push((&test_files, &test_roots, &against_main, test_out.clone()));
     }
     for (files, roots, class_path, out) in &steps {
         if files.is_empty() {

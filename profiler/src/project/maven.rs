@@ -5,7 +5,7 @@
 //! reactor resolve, and runs the plugins that add or generate sources) and the dependency plugin's
 //! `list` goal, which writes each module's resolved artifacts with their scopes and absolute paths.
 //! Its debug log (`-X`) says each compiler execution's source roots as Maven evaluated them: a
-//! build helper's extra roots, a multi-release overlay, profiles included ([`super::mojo_log`]).
+//! build helper's extra roots, a multi-release overlay's apart, profiles included ([`super::mojo_log`]).
 //! It runs offline (`-o`: never the network) with the user's own `mvn`,
 //! settings and local repository, on a copy of the project inside the cache directory (its files
 //! but build outputs, version control and test data: what plugins bound before `compile` read,
@@ -96,8 +96,8 @@ pub fn open(root: &Path, cache: &Path, mvn: &str) -> Result<(Project, Discovery)
         };
         let list = std::fs::read_to_string(lists.join(list_name(&pom.id))).unwrap_or_default();
         let resolved = parse_list(&list);
-        // The pom's roots, then those the compiler's executions name (a build helper's, a
-        // multi-release overlay's) that are in the workspace; build outputs come from Maven's copy.
+        // The pom's roots, then those the compiler's executions name (a build helper's, a profile's)
+        // that are in the workspace; build outputs come from Maven's copy.
         let roots = listed.get(&pom.id).cloned().unwrap_or_default();
         let with_listed = |mut found: Vec<PathBuf>, listed: &[String]| {
             for extra in listed.iter().map(PathBuf::from) {
@@ -984,23 +984,6 @@ mod tests {
         only.source_filter.test_includes = vec!["**/*Test.java".into()];
         assert!(!only.compiles(Path::new("/p/src/test/java/a/Helper.java")));
         assert!(only.compiles(Path::new("/p/src/test/java/a/ATest.java")));
-    }
-
-    #[test]
-    fn an_overlay_root_adds_its_own_classes_and_leaves_the_base_s() {
-        // jsoup's: `src/main/java11` compiled as a multi-release overlay; Surefire's class path
-        // has `target/classes` before `META-INF/versions/11`.
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        for f in ["base/a/Both.java", "base/a/Base.java", "overlay/a/Both.java", "overlay/a/Only.java"] {
-            std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
-            std::fs::write(p.join(f), "").unwrap();
-        }
-        let module = Module::with_roots("g:a", p.to_path_buf(), vec![p.join("base"), p.join("overlay")], Vec::new());
-        assert!(module.compiles(&p.join("base/a/Both.java")));
-        assert!(module.compiles(&p.join("base/a/Base.java")));
-        assert!(!module.compiles(&p.join("overlay/a/Both.java")), "the base's version comes first");
-        assert!(module.compiles(&p.join("overlay/a/Only.java")));
     }
 
     #[test]

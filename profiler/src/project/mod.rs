@@ -45,7 +45,7 @@ pub struct Module {
     pub id: String,
     pub dir: PathBuf,
     /// `src/main/java` (or the pom's `sourceDirectory`), when it exists, then the other roots the
-    /// compiler's executions name (a build helper's, a multi-release overlay's) and generated ones.
+    /// compiler's executions name (a build helper's, a profile's) and generated ones.
     pub main_sources: Vec<PathBuf>,
     /// `src/test/java` (or the pom's `testSourceDirectory`), when it exists, and the same.
     pub test_sources: Vec<PathBuf>,
@@ -121,13 +121,7 @@ impl Module {
             true => (&self.test_sources, &f.test_includes, &f.test_excludes),
             false => (&self.main_sources, &f.includes, &f.excludes),
         };
-        let Some(at) = roots.iter().position(|r| file.starts_with(r)) else { return true };
-        let Ok(rel) = file.strip_prefix(&roots[at]) else { return true };
-        // A class a root before this one has too (a multi-release overlay's version of a base
-        // class): the first is the one on Surefire's class path (`target/classes` comes first).
-        if roots[..at].iter().any(|r| r.join(rel).is_file()) {
-            return false;
-        }
+        let Some(rel) = roots.iter().find_map(|r| file.strip_prefix(r).ok()) else { return true };
         let matches = |patterns: &[String]| patterns.iter().any(|p| ant_match(p, rel));
         (includes.is_empty() || matches(includes)) && !matches(excludes)
     }

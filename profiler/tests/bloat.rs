@@ -13,12 +13,12 @@ use bloatlens_profiler::report::{Finding, Kind, Report, Settings};
 use bloatlens_profiler::run::RunConfig;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 mod support {
     pub mod corpus;
+    pub mod javac;
 }
-use support::corpus;
+use support::{corpus, javac};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat")
@@ -36,10 +36,12 @@ fn profile_fixture_with(name: &str, settings: Settings) -> Result<Report, Failed
 fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let sources = bloatlens_profiler::javac::java_files(dir).map_err(|e| e.to_string())?;
-    let javac = Command::new("javac").arg("-g").arg("-d").arg(out.path()).args(&sources).output();
-    let javac = javac.map_err(|e| format!("javac: {e}"))?;
-    if !javac.status.success() {
-        return Err(format!("javac failed: {}", String::from_utf8_lossy(&javac.stderr)).into());
+    let mut args = vec!["-g".to_string(), "-d".to_string(), out.path().display().to_string()];
+    args.extend(sources.iter().map(|s| s.display().to_string()));
+    let tools = javac::Tools { javac: Path::new("javac"), java: Path::new("java") };
+    let compiled = javac::javac(tools, &args)?;
+    if compiled.status != 0 {
+        return Err(format!("javac failed: {}", compiled.messages).into());
     }
     let args = std::fs::read_to_string(dir.join("args.txt")).unwrap_or_default();
     let mut run = RunConfig::new(out.path().display().to_string(), "Main");

@@ -6,6 +6,8 @@
 //! The suite runs twice: on the default JDK (17), and on JDK 25 (`BLOATLENS_JDK25`, else the Temurin 25
 //! these machines carry) compiled with that JDK's own `javac`; the JDK 25 run is skipped, loudly, only
 //! when that JDK is absent. `jdk25-known-gaps.txt` lists trials (`jdk25/NAME`) that do not pass yet.
+//! A plain `cargo test` (CI) runs JDK 25 on a fixed third of the programs, to keep its time down;
+//! `BLOATLENS_SUITE=full` runs them all.
 //!
 //! On the default JDK each program also runs under `profile` with every analysis on, and must print
 //! the same stdout and stderr and exit with the same status as its plain run.

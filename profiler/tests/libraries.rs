@@ -10,12 +10,13 @@
 //! that do not pass yet, each with its reason; they run as ignored tests.
 //!
 //! `heavy.txt` lists the workloads that take the longest (each with its figures): a plain `cargo
-//! test` (CI) leaves them out, as ignored tests, to keep its time down; `BLOATLENS_LIBRARY_SUITE=full`
-//! runs them too (so does `bloatlens-bench --libraries`, the benchmark), as does `--include-ignored`.
+//! test` (CI) leaves them out, as ignored tests, and runs JDK 25 on a fixed sample of the rest, to
+//! keep its time down; `BLOATLENS_SUITE=full` runs everything on both JDKs (so does
+//! `--include-ignored`), and `bloatlens-bench --libraries` times them all.
 
 mod hotspot;
 
-use hotspot::{compare, known_gaps, lines, programs, trials, Jdk, Program};
+use hotspot::{compare, full_suite, known_gaps, lines, programs, trials, Jdk, Program};
 use libtest_mimic::{Arguments, Failed};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,10 +64,10 @@ fn main() {
     let dirs = programs(&fixtures());
     assert!(dirs.len() >= 80, "the suite has {} workloads", dirs.len());
     let mut ignored = known_gaps(&fixtures().join("known-gaps.txt"));
-    if std::env::var("BLOATLENS_LIBRARY_SUITE").as_deref() != Ok("full") {
+    if !full_suite() {
         let heavy = known_gaps(&fixtures().join("heavy.txt"));
         eprintln!(
-            "\n*** {} heavy workloads ignored on both JDKs (BLOATLENS_LIBRARY_SUITE=full runs them): {} ***\n",
+            "\n*** {} heavy workloads ignored on both JDKs (BLOATLENS_SUITE=full runs them): {} ***\n",
             heavy.len(),
             heavy.join(", ")
         );

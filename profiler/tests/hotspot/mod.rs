@@ -4,6 +4,9 @@
 //! thread stress test (the collector under threads); each uses part of it.
 #![allow(dead_code)]
 
+#[path = "../support/javac.rs"]
+mod javac;
+
 use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
 use bloatlens_profiler::report::Settings;
 use bloatlens_profiler::run::{run, RunConfig};
@@ -88,18 +91,16 @@ fn compile(jdk: &Jdk, src: &Path, out: &Path, class_path: &[String]) -> Result<(
     let mut sources = java_sources(src)?;
     let shared = src.parent().unwrap_or(src).join("shared");
     sources.extend(lines(src, "shared.txt").iter().map(|l| shared.join(l.trim())));
-    let mut javac = Command::new(&jdk.javac);
+    let mut args = Vec::new();
     if !class_path.is_empty() {
-        javac.arg("-cp").arg(class_path.join(":"));
+        args.extend(["-cp".to_string(), class_path.join(":")]);
     }
-    let output = javac
-        .args(["-g", "-nowarn", "-d"])
-        .arg(out)
-        .args(&sources)
-        .output()
-        .map_err(|e| format!("cannot run javac: {e}"))?;
-    if !output.status.success() {
-        return Err(format!("javac failed:\n{}", String::from_utf8_lossy(&output.stderr)).into());
+    args.extend(["-g", "-nowarn", "-d"].map(String::from));
+    args.push(out.display().to_string());
+    args.extend(sources.iter().map(|s| s.display().to_string()));
+    let compiled = javac::javac(javac::Tools { javac: &jdk.javac, java: &jdk.java }, &args)?;
+    if compiled.status != 0 {
+        return Err(format!("javac failed:\n{}", compiled.messages).into());
     }
     Ok(())
 }
@@ -315,8 +316,22 @@ pub fn programs(fixtures: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// Whether this run is the complete one (`BLOATLENS_SUITE=full`): every program on both JDKs, the
+/// heavy library workloads included. A plain `cargo test` (CI) runs a fixed sample instead, to keep
+/// its time down (see [`trials`]); the complete run is the one made before a release, and
+/// `--include-ignored` runs everything too.
+pub fn full_suite() -> bool {
+    std::env::var("BLOATLENS_SUITE").as_deref() == Ok("full")
+}
+
+/// Outside the complete run, JDK 25 runs one program in this many (the first, then every
+/// `JDK25_SAMPLE`-th in name order): a fixed sample, so that a CI run repeats the one before it.
+/// The default JDK runs every program.
+const JDK25_SAMPLE: usize = 3;
+
 /// One trial per program on the default JDK and, when installed, one more on JDK 25 (named
-/// `jdk25/NAME`); trials named in `known` (a known-gaps file) are ignored, loudly.
+/// `jdk25/NAME`); trials named in `known` (a known-gaps file) are ignored, loudly, and so are
+/// the JDK 25 trials outside the sample unless this is the complete run ([`full_suite`]).
 pub fn trials(dirs: &[PathBuf], known: &[String], check: fn(&Jdk, &Path) -> Result<(), Failed>) -> Vec<Trial> {
     let mut jdks = vec![(String::new(), Jdk::default_jdk())];
     match Jdk::jdk25() {
@@ -326,11 +341,18 @@ pub fn trials(dirs: &[PathBuf], known: &[String], check: fn(&Jdk, &Path) -> Resu
             home.display()
         ),
     }
+    let every = if full_suite() { 1 } else { JDK25_SAMPLE };
+    if every > 1 {
+        eprintln!(
+            "\n*** JDK 25 runs one program in {every} (the rest are ignored); BLOATLENS_SUITE=full runs them all ***\n"
+        );
+    }
     let mut trials = Vec::new();
     for (prefix, jdk) in jdks {
-        for d in dirs {
+        for (i, d) in dirs.iter().enumerate() {
             let name = format!("{prefix}{}", d.file_name().unwrap().to_string_lossy());
-            let ignored = known.contains(&name);
+            let sampled_out = !prefix.is_empty() && i % every != 0;
+            let ignored = sampled_out || known.contains(&name);
             let (jdk, d) = (jdk.clone(), d.clone());
             trials.push(Trial::test(name, move || check(&jdk, &d)).with_ignored_flag(ignored));
         }

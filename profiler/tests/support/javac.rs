@@ -85,7 +85,8 @@ fn server_classes(jdk: Tools) -> Option<PathBuf> {
         .get_or_insert_with(HashMap::new)
         .entry(jdk.javac.to_path_buf())
         .or_insert_with(|| {
-            let dir = tempfile::tempdir().ok()?.keep();
+            // Under Cargo's directory for integration tests' files, not the system's temp directory.
+            let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).ok()?.keep();
             let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/JavacServer.java");
             let ok = Command::new(jdk.javac).arg("-d").arg(&dir).arg(source).output().ok()?.status.success();
             ok.then_some(dir)
@@ -106,6 +107,8 @@ pub fn javac(jdk: Tools, args: &[String]) -> Result<Compiled, String> {
             return Ok(compiled);
         }
     }
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| eprintln!("*** the warm javac server failed: compiling with the `javac` command (slower) ***"));
     let output = Command::new(jdk.javac).args(args).output().map_err(|e| format!("cannot run javac: {e}"))?;
     Ok(Compiled {
         status: output.status.code().unwrap_or(-1),

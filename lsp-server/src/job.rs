@@ -514,6 +514,7 @@ pub fn run(
                     .flat_map(|e| e.jvm_assertions.iter())
                     .chain(plan.launch.iter().flat_map(|l| l.assertions.iter())),
             ),
+            observe: Default::default(),
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),

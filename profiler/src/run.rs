@@ -48,6 +48,8 @@ pub struct RunConfig {
     pub java_agents: Vec<String>,
     /// `java`'s `-ea`/`-da`/`-esa`/`-dsa` options, in order ([`crate::vm::assertions`]).
     pub assertions: crate::vm::assertions::AssertionStatus,
+    /// What the analyses observe (the user's code and what it calls, by default).
+    pub observe: crate::vm::Observe,
 }
 
 impl RunConfig {
@@ -71,6 +73,7 @@ impl RunConfig {
             sandbox: None,
             java_agents: Vec::new(),
             assertions: Default::default(),
+            observe: Default::default(),
         }
     }
 }
@@ -225,6 +228,7 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
         sandbox: config.sandbox.clone(),
         java_agents: config.java_agents.clone(),
         assertions: config.assertions.clone(),
+        observe: config.observe,
     };
     let started = std::time::Instant::now();
     let (mut vm, mut thread) = Vm::new_captured(opts, tracker, config.capture).map_err(VmError::before_main)?;

@@ -11,6 +11,7 @@ use bloatlens_profiler::evidence::{
 use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
 use bloatlens_profiler::report::{Finding, Kind, Report, Settings};
 use bloatlens_profiler::run::RunConfig;
+use bloatlens_profiler::vm::Observe;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,10 @@ fn profile_fixture_with(name: &str, settings: Settings) -> Result<Report, Failed
 }
 
 fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
+    profile_dir_observing(dir, settings, Observe::UserCode)
+}
+
+fn profile_dir_observing(dir: &Path, settings: Settings, observe: Observe) -> Result<Report, Failed> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let sources = bloatlens_profiler::javac::java_files(dir).map_err(|e| e.to_string())?;
     let mut args = vec!["-g".to_string(), "-d".to_string(), out.path().display().to_string()];
@@ -49,6 +54,7 @@ fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
     run.capture = true;
     // The program's sources, as the CLI and the editor give them (findings are placed on their lines).
     run.source_roots = vec![dir.to_path_buf()];
+    run.observe = observe;
     let config = ProfileConfig { run, analyses: Analyses::default(), settings };
     let (_, report) = profile(&config).map_err(|e| e.to_string())?;
     Ok(report)
@@ -382,6 +388,86 @@ fn score_corpus() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Observing only the user's code and what it calls (the default) rather than everything, the
+/// JDK's start-up included, keeps the findings a user sees, on every program of the corpus and
+/// every snapshot: the same kinds in the same methods, and the corpus scores the same. What may
+/// move is cost-benefit's figures: a cost no longer includes the JDK's one-time set-up (a table
+/// its start-up built, read per call), which no change to the program saves; so low-utility
+/// findings, and the findings on their lines that one finding per line leaves, are not compared.
+fn observing_user_code_keeps_findings() -> Result<(), Failed> {
+    let low_utility_lines = |r: &Report| -> Vec<(String, u32)> {
+        r.findings
+            .iter()
+            .filter(|f| f.kind() == Kind::LowUtility)
+            .map(|f| (f.location.file.clone().unwrap_or_default(), f.location.line.unwrap_or(0)))
+            .collect()
+    };
+    let visible = |r: &Report, skip: &[(String, u32)]| {
+        let mut v: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| f.hidden.is_none() && f.kind() != Kind::LowUtility)
+            .filter(|f| !skip.contains(&(f.location.file.clone().unwrap_or_default(), f.location.line.unwrap_or(0))))
+            .map(|f| format!("{} {}.{}", f.kind(), f.location.class, f.location.method))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut differ = Vec::new();
+    let corpus_root = fixtures().join("corpus");
+    let (mut score_user, mut score_all) = (Vec::new(), Vec::new());
+    for dir in program_dirs()? {
+        let user = profile_dir_observing(&dir, Settings::default(), Observe::UserCode)?;
+        let all = profile_dir_observing(&dir, Settings::default(), Observe::Everything)?;
+        let skip: Vec<_> = low_utility_lines(&user).into_iter().chain(low_utility_lines(&all)).collect();
+        let (u, a) = (visible(&user, &skip), visible(&all, &skip));
+        if u != a {
+            let only = |x: &[String], y: &[String]| x.iter().filter(|f| !y.contains(f)).cloned().collect::<Vec<_>>();
+            differ.push(format!(
+                "{}: only observing the user's code {:?}; only observing everything {:?}",
+                dir.display(),
+                only(&u, &a),
+                only(&a, &u)
+            ));
+        }
+        if dir.parent() == Some(corpus_root.as_path()) {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let marks = corpus::annotations(&dir)?;
+            score_user.push(corpus::score(&name, &user, &marks));
+            score_all.push(corpus::score(&name, &all, &marks));
+        }
+    }
+    let (tu, ta) = (corpus::totals(&score_user), corpus::totals(&score_all));
+    if (tu.found, tu.expected, tu.on_clean) != (ta.found, ta.expected, ta.on_clean) {
+        differ.push(format!(
+            "the corpus scores differently\nobserving the user's code:\n{}\nobserving everything:\n{}",
+            corpus::table(&score_user),
+            corpus::table(&score_all)
+        ));
+    }
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(differ.join("\n").into())
+    }
+}
+
+/// Every program of the snapshots and of the scored corpus.
+fn program_dirs() -> Result<Vec<PathBuf>, Failed> {
+    let mut dirs = Vec::new();
+    for root in [fixtures(), fixtures().join("corpus")] {
+        for e in std::fs::read_dir(&root).map_err(|e| e.to_string())? {
+            let path = e.map_err(|e| e.to_string())?.path();
+            if path.join("Main.java").is_file() {
+                dirs.push(path);
+            }
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
 /// Program state that moves as the program works — a parser's cursor saved and restored, a list
 /// relinked, path compression, an interpreter's registers and stack trading values — copies no
 /// data: no copy chain and no clone, whatever the volume.
@@ -482,6 +568,7 @@ fn main() {
     trials.push(Trial::test("paper/rolp_mixed_contexts", rolp_mixed_contexts));
     trials.push(Trial::test("contexts/unread_per_context", unread_per_context));
     trials.push(Trial::test("copies/state_moves_are_not_copies", state_moves_are_not_copies));
+    trials.push(Trial::test("levers/observing_user_code_keeps_findings", observing_user_code_keeps_findings));
     trials.push(Trial::test("paper/figure_11_costs", figure_11_costs));
     trials.push(Trial::test("paper/repeated_check_bottleneck", repeated_check_bottleneck));
     trials.push(Trial::test("locations/allocations_on_their_new_lines", allocations_on_their_new_lines));

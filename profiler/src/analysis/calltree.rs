@@ -276,7 +276,21 @@ impl TreeProfile {
     /// The final node of `s` with the largest cum (the context a finding points at).
     pub fn heaviest_final(&self, s: &Summary) -> Option<u32> {
         let cover = self.cover(std::slice::from_ref(s));
-        cover.finals.into_iter().max_by_key(|&n| (self.cum[n as usize], std::cmp::Reverse(n)))
+        let heaviest = cover.finals.iter().copied().max_by_key(|&n| (self.cum[n as usize], std::cmp::Reverse(n)))?;
+        // The same callee from two call sites of one caller at about the same cost (one lookup
+        // made twice in a method) is the same work: the first call site is shown, whatever a few
+        // instructions of difference say.
+        let h = heaviest as usize;
+        cover
+            .finals
+            .into_iter()
+            .filter(|&n| {
+                let n = n as usize;
+                self.parent[n] == self.parent[h]
+                    && self.label[n] == self.label[h]
+                    && self.cum[n] * 100 >= self.cum[h] * 99
+            })
+            .min()
     }
 
     pub fn total(&self) -> i64 {

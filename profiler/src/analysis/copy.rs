@@ -626,9 +626,14 @@ impl Analysis<'_> {
         g.retain_edges(|_, e| !cyclic.contains(&e));
         // Values of objects the JDK made for itself (a cache of boxes, interned constants) are
         // handed out by reference: moving such a reference copies none of the program's data.
-        let jdk_made = |n: u32| {
-            let p = self.owner(n);
-            p != UNTRACKED && t.objects.producers.get(p as usize).is_some_and(|q| q.user.is_none())
+        // So are those of objects made where nothing was observed (the JDK's start-up, a test
+        // launcher, the VM itself): the user's code and what it calls are always observed.
+        let jdk_made = |n: u32| match t.nodes[n as usize] {
+            Node::Field { producer: UNTRACKED, .. } => true,
+            Node::Field { producer: p, .. } | Node::Producer(p) => {
+                p != UNTRACKED && t.objects.producers.get(p as usize).is_some_and(|q| q.user.is_none())
+            }
+            _ => false,
         };
         g.retain_edges(|g, e| !jdk_made(g[g.edge_endpoints(e).expect("edge").0]));
         // A string's characters copied into another string's by a string operation (`replace`,

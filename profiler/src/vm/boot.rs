@@ -181,6 +181,7 @@ impl<T: Tracker> Vm<T> {
             Some(m) if self.methods[m as usize].is_static() => m,
             _ => return Outcome::Stopped(VmError::NoMainMethod(main_class.to_string())),
         };
+        self.observe_from_main(class);
         // The main thread moves into its slot for the scheduler, and back at the end.
         self.threads[0].thread = Some(std::mem::take(t));
         self.scheduling = true;

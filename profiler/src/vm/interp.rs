@@ -62,7 +62,7 @@ impl<T: Tracker> Vm<T> {
             return Err(self.stack_overflow(t));
         }
         t.stack[start..start + args.len()].copy_from_slice(args);
-        if T::FLOW && self.observed() {
+        if T::FLOW && self.observing(t) {
             (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
         }
         if self.methods[m as usize].is_native() {
@@ -168,20 +168,25 @@ impl<T: Tracker> Vm<T> {
             Some(caller) => Site { method: caller.method, pc: caller.pc.saturating_sub(1) },
             None => Site { method: m, pc: 0 },
         };
-        t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0 });
-        let this = if T::FLOW && self.observed() && !self.methods[m as usize].is_static() {
-            t.stack[locals] as Ref
-        } else {
-            0
-        };
-        if T::INSTRUCTIONS && self.observed() {
+        let caller_tracked = t.frames.last().is_some_and(|f| f.tracked);
+        let tracked = self.tracks(caller_tracked, m);
+        t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0, tracked });
+        let observed = tracked && self.observed();
+        let arg_slots = locals..locals + self.methods[m as usize].arg_slots as usize;
+        if T::FLOW && observed && !caller_tracked {
+            // Called from code nobody followed (a launcher, a pool's worker): where the arguments
+            // came from is unknown.
+            arg_slots.clone().for_each(|slot| self.tracker.flow_new(slot));
+        }
+        let this =
+            if T::FLOW && observed && !self.methods[m as usize].is_static() { t.stack[locals] as Ref } else { 0 };
+        if T::INSTRUCTIONS && observed {
             self.tracker.on_instructions(self.observed_instructions());
         }
-        if self.observed() {
+        if observed {
             self.tracker.on_thread(self.current);
             // Arguments only for trackers that follow values (the plain run reads nothing).
-            let slots: &[u64] =
-                if T::FLOW { &t.stack[locals..locals + self.methods[m as usize].arg_slots as usize] } else { &[] };
+            let slots: &[u64] = if T::FLOW { &t.stack[arg_slots] } else { &[] };
             let args = Arguments { slots, heap: &self.heap, methods: &self.methods, classes: &self.classes };
             self.tracker.on_call(site, m, t.frames.len(), this, &args);
         }
@@ -198,9 +203,11 @@ impl<T: Tracker> Vm<T> {
         let mut pc = top.pc as usize;
         let mut lp = top.locals as usize;
         let mut sp = top.sp as usize;
+        // Whether the top frame is observed (see `Vm::observing`; the VM's own work is not either).
+        let mut tracked = top.tracked;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
-        if self.observed() {
+        if tracked && self.observed() {
             if T::INSTRUCTIONS {
                 self.tracker.on_instructions(self.observed_instructions());
             }
@@ -229,6 +236,7 @@ impl<T: Tracker> Vm<T> {
                 mid = f.method;
                 pc = f.pc as usize;
                 lp = f.locals as usize;
+                tracked = f.tracked;
             }};
         }
         macro_rules! reload {
@@ -421,7 +429,7 @@ impl<T: Tracker> Vm<T> {
                         ($callee:expr, $args:expr) => {{
                             let callee: MethodId = $callee;
                             let args = $args as usize;
-                            if T::FLOW && self.observed() {
+                            if T::FLOW && tracked && self.observed() {
                                 self.track_call(t, site!(), callee, sp - args, lp);
                             }
                             let decoded = match self.methods[callee as usize].code.get() {
@@ -463,7 +471,7 @@ impl<T: Tracker> Vm<T> {
                     pc += 1;
                     executed += 1;
                     'dispatch: loop {
-                        if T::FLOW && self.observed() {
+                        if T::FLOW && tracked && self.observed() {
                             self.track_op(t, op, mid, pc - 1, lp, sp);
                         }
                         match op {
@@ -852,7 +860,7 @@ impl<T: Tracker> Vm<T> {
                                 if T::INSTRUCTIONS {
                                     flush_count!();
                                 }
-                                if self.observed() {
+                                if tracked && self.observed() {
                                     if T::INSTRUCTIONS {
                                         self.tracker.on_instructions(self.observed_instructions());
                                     }
@@ -964,7 +972,7 @@ impl<T: Tracker> Vm<T> {
                                     fault!(self.stack_overflow(t))
                                 }
                                 t.stack[sp] = appendix as u64;
-                                if T::FLOW && self.observed() {
+                                if T::FLOW && tracked && self.observed() {
                                     self.tracker.flow_new(sp);
                                 }
                                 sp += 1;
@@ -998,7 +1006,7 @@ impl<T: Tracker> Vm<T> {
                                     tri!(self.make_room(t, 0));
                                 }
                                 let r = self.alloc_instance(c);
-                                if self.observed() {
+                                if tracked && self.observed() {
                                     self.track_alloc(t, site!(), r, c, lp, sp);
                                 }
                                 push!(r as u64)
@@ -1019,7 +1027,7 @@ impl<T: Tracker> Vm<T> {
                                     _ => unreachable!(),
                                 };
                                 let r = tri!(self.new_array_checked(t, class, len as usize));
-                                if self.observed() {
+                                if tracked && self.observed() {
                                     self.track_alloc(t, site!(), r, class, lp, sp);
                                 }
                                 push!(r as u64)
@@ -1040,7 +1048,7 @@ impl<T: Tracker> Vm<T> {
                                     ))
                                 }
                                 let r = tri!(self.multi_new_array(t, class, &counts));
-                                if self.observed() {
+                                if tracked && self.observed() {
                                     self.track_alloc(t, site!(), r, class, lp, sp);
                                 }
                                 push!(r as u64)
@@ -1147,7 +1155,7 @@ impl<T: Tracker> Vm<T> {
                     top.pc = h;
                     let stack_base = top.locals as usize + top.code.max_locals as usize;
                     t.stack[stack_base] = exception as u64;
-                    if T::FLOW && self.observed() {
+                    if T::FLOW && top.tracked && self.observed() {
                         self.tracker.flow_new(stack_base);
                     }
                     top.sp = stack_base as u32 + 1;
@@ -1170,10 +1178,13 @@ impl<T: Tracker> Vm<T> {
                     reload!();
                     continue 'outer;
                 }
-                if T::INSTRUCTIONS {
-                    self.tracker.on_instructions(self.observed_instructions());
+                // Returns are told of exactly the frames whose calls were.
+                if f.tracked && self.observed() {
+                    if T::INSTRUCTIONS {
+                        self.tracker.on_instructions(self.observed_instructions());
+                    }
+                    self.tracker.on_return(f.method);
                 }
-                self.tracker.on_return(f.method);
                 if let Some(done) = t.frames.pop() {
                     if done.monitor != 0 {
                         self.exit_monitor(t, done.monitor);

@@ -108,6 +108,22 @@ pub struct Options {
     pub java_agents: Vec<String>,
     /// `-ea`/`-da`/`-esa`/`-dsa`: which classes run their `assert` statements.
     pub assertions: assertions::AssertionStatus,
+    /// What trackers observe.
+    pub observe: Observe,
+}
+
+/// What trackers observe of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Observe {
+    /// The user's code and everything it calls, on every thread. The JDK's start-up, a test
+    /// launcher's own work and a pool's threads until they call the user's code run unobserved:
+    /// nothing there can be reported, and following its values is most of a profile's cost on
+    /// a short run. When the main class is not the user's (a program of jars alone, with no
+    /// test launcher of ours), everything after start-up is observed instead.
+    #[default]
+    UserCode,
+    /// Everything from the JDK's start-up on (to compare with; the findings are the same).
+    Everything,
 }
 
 /// What a program's `System.in` reads.
@@ -207,6 +223,9 @@ pub struct Frame {
     pub sp: u32,
     /// The monitor a synchronized method holds (0: none), released when the frame ends.
     pub monitor: Ref,
+    /// Whether trackers observe this frame: it runs the user's code or code the user's code
+    /// called (see [`Vm::observing`]).
+    pub tracked: bool,
 }
 
 /// A Java thread: its slot stack (locals and operands of every frame, contiguous) and frames.
@@ -349,6 +368,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     unobserved: u32,
     /// Instructions run unobserved so far (left out of the counts trackers see).
     unobserved_instructions: u64,
+    /// Every frame is observed, not only the user's code and what it calls (see [`Observe`]).
+    observe_all: bool,
     /// Where the JDK image is mapped in native memory (address, length), once the JDK asked.
     jdk_image_map: Option<(u64, usize)>,
     pub methods: Vec<Method>,
@@ -477,6 +498,7 @@ impl<T: Tracker> Vm<T> {
             jdk_image_map: None,
             unobserved: 0,
             unobserved_instructions: 0,
+            observe_all: false,
             methods: Vec::new(),
             sigs: HashMap::new(),
             statics: Vec::new(),
@@ -540,6 +562,8 @@ impl<T: Tracker> Vm<T> {
                 .map_err(|e| VmError::Boot(format!("cannot read {} as the program's input: {e}", path.display())))?;
             vm.open_files.set_stdin(file);
         }
+        // Start-up is observed only when everything is (see [`Observe`]).
+        vm.observe_all = vm.opts.observe == Observe::Everything;
         let mut thread = JThread::new();
         vm.boot(&mut thread)?;
         Ok((vm, thread))
@@ -594,10 +618,33 @@ impl<T: Tracker> Vm<T> {
         let _ = std::io::stderr().flush();
     }
 
-    /// Whether trackers are told what runs now (see [`Vm::unobserved`]).
+    /// Whether trackers are told what runs now, the VM's own work aside (see [`Vm::unobserved`]);
+    /// within the interpreter's loop, where the frame is known: [`Vm::observing`] in one.
     #[inline(always)]
     pub(crate) fn observed(&self) -> bool {
         self.unobserved == 0
+    }
+
+    /// Whether trackers are told what `t`'s top frame does: the VM's own work is not observed,
+    /// nor frames that neither run the user's code nor were called from it (see [`Observe`]).
+    #[inline(always)]
+    pub(crate) fn observing(&self, t: &JThread) -> bool {
+        self.unobserved == 0 && t.frames.last().is_some_and(|f| f.tracked)
+    }
+
+    /// Whether a frame for `m` is observed, called from a frame that is (`caller`) or not.
+    #[inline(always)]
+    pub(crate) fn tracks(&self, caller: bool, m: MethodId) -> bool {
+        T::OBSERVES && (caller || self.observe_all || tracker::is_user_method(&self.methods, &self.classes, m))
+    }
+
+    /// From the main class on, everything is observed when asked, or when the main class is not
+    /// the user's (nothing would be otherwise) unless it is the test launcher, which calls the
+    /// user's tests.
+    pub(crate) fn observe_from_main(&mut self, main: ClassId) {
+        let class = &self.classes[main as usize];
+        let launcher = class.name.as_ref() == crate::junit::RUNNER_CLASS;
+        self.observe_all = self.opts.observe == Observe::Everything || !(tracker::is_user_class(class) || launcher);
     }
 
     /// The instruction count trackers see: what ran observed.

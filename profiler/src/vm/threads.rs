@@ -978,7 +978,7 @@ impl<T: Tracker> Vm<T> {
         let start = jt.top_sp();
         jt.ensure_capacity(start + args.len() + 16);
         jt.stack[start..start + args.len()].copy_from_slice(args);
-        if T::FLOW && self.observed() {
+        if T::FLOW && self.observing(jt) {
             (start..start + args.len()).for_each(|slot| self.tracker.flow_new(slot));
         }
         start

@@ -155,6 +155,9 @@ impl Context<'_> {
 
 #[allow(unused_variables)]
 pub trait Tracker: 'static {
+    /// Whether this tracker observes anything at all: `false` only for [`NoTracker`], so that the
+    /// plain VM does not even work out which frames are observed.
+    const OBSERVES: bool = true;
     /// Whether the interpreter reports value flow (`flow_*` hooks) to this tracker. Decided at
     /// compile time: with `false` no flow code is generated, and superinstructions stay on.
     const FLOW: bool = false;
@@ -254,13 +257,16 @@ pub trait Tracker: 'static {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoTracker;
 
-impl Tracker for NoTracker {}
+impl Tracker for NoTracker {
+    const OBSERVES: bool = false;
+}
 
 /// Several trackers in one run: every hook goes to each, in order. Flat tuples (rather than
 /// nested pairs) keep the hooks one call deep.
 macro_rules! tuple_tracker {
     ($($t:ident $i:tt),+) => {
         impl<$($t: Tracker),+> Tracker for ($($t,)+) {
+            const OBSERVES: bool = $($t::OBSERVES)||+;
             const FLOW: bool = $($t::FLOW)||+;
             const FINAL_COLLECTION: bool = $($t::FINAL_COLLECTION)||+;
             const INSTRUCTIONS: bool = $($t::INSTRUCTIONS)||+;
@@ -336,6 +342,7 @@ tuple_tracker!(A 0, B 1, C 2, D 3, E 4);
 
 /// An analysis that may be off: every hook goes to it when it is on.
 impl<T: Tracker> Tracker for Option<T> {
+    const OBSERVES: bool = T::OBSERVES;
     const FLOW: bool = T::FLOW;
     const FINAL_COLLECTION: bool = T::FINAL_COLLECTION;
     const INSTRUCTIONS: bool = T::INSTRUCTIONS;

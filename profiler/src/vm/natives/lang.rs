@@ -448,7 +448,7 @@ fn object_clone<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u
         other => (other.array_len().unwrap_or(0), Bulk::Elements(other.elem_bytes())),
     };
     let copy = vm.heap.alloc(class, data);
-    if vm.observed() {
+    if vm.observing(t) {
         vm.tracker.on_bulk_copy(src, 0, copy, 0, len, unit);
     }
     Ok(copy as u64)
@@ -533,7 +533,7 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         if let ObjData::Refs(v) = &mut vm.heap.get_mut(dst).data {
             v[dp..dp + copied].copy_from_slice(&items[..copied]);
         }
-        if vm.observed() {
+        if vm.observing(t) {
             vm.tracker.on_bulk_copy(src, sp, dst, dp, copied, Bulk::Elements(4));
         }
         if let Some(x) = bad {
@@ -575,7 +575,7 @@ fn arraycopy<T: Tracker>(vm: &mut Vm<T>, t: &mut JThread, a: A) -> VmResult<u64>
         Elem::Ref => unreachable!(),
     }
     let width = vm.heap.get(dst).data.elem_bytes();
-    if vm.observed() {
+    if vm.observing(t) {
         vm.tracker.on_bulk_copy(src, sp, dst, dp, len, Bulk::Elements(width));
     }
     Ok(0)

@@ -115,10 +115,11 @@ impl<T: Tracker> Vm<T> {
             Some(fr) => Site { method: fr.method, pc: fr.pc.saturating_sub(1) },
             None => Site { method: m, pc: 0 },
         };
-        if self.observed() {
+        let observing = self.observing(t);
+        if observing {
             self.tracker.on_native(site, m);
         }
-        if T::FLOW && self.observed() {
+        if T::FLOW && observing {
             self.track_native(t, site, m, args_at, nargs);
         }
         t.natives.push((t.frames.len() as u32, m));
@@ -132,11 +133,11 @@ impl<T: Tracker> Vm<T> {
         };
         t.natives.pop();
         // The native may have run Java code (even other threads) in between.
-        if self.observed() {
+        if self.observing(t) {
             self.tracker.on_thread(self.current);
-        }
-        if T::FLOW && self.observed() {
-            self.tracker.flow_new(args_at);
+            if T::FLOW {
+                self.tracker.flow_new(args_at);
+            }
         }
         result
     }

@@ -414,7 +414,9 @@ def report(dest, results, workarounds=False):
                 sel = cls
                 if not whole and b is not None and not PARAM_B.match(b.name) and "(" in b.name:
                     sel = f"{b.cls}#{b.name.split('(')[0]}"
-                repro = f"cd {cmd_dir} && bloatlens run{mvn} --test '{sel}' ."
+                # The command the driver ran: `profile` when it wrote a report (PROFILE=1).
+                verb = "profile" if os.path.exists(base + ".json") else "run"
+                repro = f"cd {cmd_dir} && bloatlens {verb}{mvn} --test '{sel}' ."
                 mismatches.append([name, module, cls, (s.name if s else ""), (s.status if s else "-"),
                                    (b.name if b else ""), (b.status if b else "-"), cat, text.replace("\t", " ")[:500], repro])
                 c = causes[cat]

@@ -168,11 +168,13 @@ impl<T: Tracker> Vm<T> {
             Some(caller) => Site { method: caller.method, pc: caller.pc.saturating_sub(1) },
             None => Site { method: m, pc: 0 },
         };
-        let caller_tracked = t.frames.last().is_some_and(|f| f.tracked);
+        // The plain VM (no tracker) works out nothing here.
+        let caller_tracked = T::OBSERVES && t.frames.last().is_some_and(|f| f.tracked);
         let tracked = self.tracks(caller_tracked, m);
         t.frames.push(Frame { method: m, code, pc: 0, locals: locals as u32, sp, monitor: 0, tracked });
         let observed = tracked && self.observed();
-        let arg_slots = locals..locals + self.methods[m as usize].arg_slots as usize;
+        // Argument slots matter only to trackers that follow values.
+        let arg_slots = locals..if T::FLOW { locals + self.methods[m as usize].arg_slots as usize } else { locals };
         if T::FLOW && observed && !caller_tracked {
             // Called from code nobody followed (a launcher, a pool's worker): where the arguments
             // came from is unknown.
@@ -185,8 +187,7 @@ impl<T: Tracker> Vm<T> {
         }
         if observed {
             self.tracker.on_thread(self.current);
-            // Arguments only for trackers that follow values (the plain run reads nothing).
-            let slots: &[u64] = if T::FLOW { &t.stack[arg_slots] } else { &[] };
+            let slots: &[u64] = &t.stack[arg_slots];
             let args = Arguments { slots, heap: &self.heap, methods: &self.methods, classes: &self.classes };
             self.tracker.on_call(site, m, t.frames.len(), this, &args);
         }

@@ -269,6 +269,34 @@ fn run_test_runs_a_test_without_the_analyses() {
     assert!(text(&out.stderr).contains("Could not find method with name [noSuchTest]"), "{}", text(&out.stderr));
 }
 
+/// A project's classes are kept between runs: the same sources run without a compile, and any
+/// change to a source compiles again (never a stale class).
+#[test]
+fn compiled_classes_are_kept_until_a_source_changes() {
+    let p = Project::new("shop");
+    let failing = "#discountIsAppliedOnce() failed: discount applied twice";
+    let up_to_date = "the project's classes are up to date";
+    let first = p.run(&["--test", "com.acme.shop.core.InventoryTest"]);
+    assert!(text(&first.stdout).contains(failing), "{}", text(&first.stdout));
+    assert!(!text(&first.stderr).contains(up_to_date), "{}", text(&first.stderr));
+    let again = p.run(&["--test", "com.acme.shop.core.InventoryTest"]);
+    assert_eq!(text(&again.stdout), text(&first.stdout));
+    assert!(text(&again.stderr).contains(up_to_date), "{}", text(&again.stderr));
+
+    // The test's message changed: compiled again, the new message printed.
+    let test = p.root().join("core/src/test/java/com/acme/shop/core/InventoryTest.java");
+    let source = std::fs::read_to_string(&test).unwrap();
+    std::fs::write(&test, source.replace("\"discount applied twice\"", "\"discount applied more than once\"")).unwrap();
+    let edited = p.run(&["--test", "com.acme.shop.core.InventoryTest"]);
+    assert!(!text(&edited.stderr).contains(up_to_date), "{}", text(&edited.stderr));
+    assert!(text(&edited.stdout).contains("failed: discount applied more than once"), "{}", text(&edited.stdout));
+    // Put back: the first build is still kept.
+    std::fs::write(&test, source).unwrap();
+    let back = p.run(&["--test", "com.acme.shop.core.InventoryTest"]);
+    assert!(text(&back.stderr).contains(up_to_date), "{}", text(&back.stderr));
+    assert!(text(&back.stdout).contains(failing), "{}", text(&back.stdout));
+}
+
 #[test]
 fn a_plain_tree_names_its_main_and_test_source_roots() {
     let p = Project::new("plain-tests");

@@ -18,7 +18,7 @@ use bloatlens_profiler::junit::{Selection, TestLaunch, TestTimeouts, Timeouts};
 use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
 use bloatlens_profiler::project::suite::{self, Scope};
 use bloatlens_profiler::project::surefire::{Surefire, TestEnvironment};
-use bloatlens_profiler::project::{self, Build, Module, Project};
+use bloatlens_profiler::project::{self, build_cache, Build, Module, Project};
 use bloatlens_profiler::report::human_duration;
 use bloatlens_profiler::report::{Report, Settings};
 use bloatlens_profiler::run::{run, RunConfig, RunResult, STATUS_INTERRUPTED, STATUS_NOT_RUN};
@@ -1007,6 +1007,82 @@ impl Drop for BuildDir {
     }
 }
 
+/// One javac run of a project's compile.
+struct CompileStep<'a> {
+    files: &'a [PathBuf],
+    roots: &'a [PathBuf],
+    class_path: Vec<PathBuf>,
+    out: PathBuf,
+}
+
+/// Where a project's classes are: kept in its cache directory between runs under a key of all the
+/// compile read ([`build_cache`]), else (no cache directory, a class directory on the class path)
+/// a temporary directory compiled afresh.
+enum ProjectBuild {
+    Kept(build_cache::Build),
+    Temporary(BuildDir),
+}
+
+impl ProjectBuild {
+    fn open<'s>(
+        dir: &Path,
+        javac: &Path,
+        parameters: bool,
+        steps: &dyn Fn(&Path) -> Vec<CompileStep<'s>>,
+    ) -> anyhow::Result<Self> {
+        let kept = project::open_cache_dir(dir).ok().and_then(|cache| {
+            // The steps' own outputs are keyed by where they lie in the build, not read.
+            let base = Path::new("/bloatlens-build");
+            let mut key = build_cache::Key::default();
+            key.file(javac)?;
+            key.text(if parameters { "parameters" } else { "" });
+            for step in steps(base) {
+                for f in step.files {
+                    key.source(f).ok()?;
+                }
+                step.roots.iter().for_each(|r| key.path(r));
+                for entry in &step.class_path {
+                    match entry.starts_with(base) {
+                        true => key.path(entry),
+                        false => key.file(entry)?,
+                    }
+                }
+                key.path(&step.out);
+            }
+            build_cache::Build::open(&cache.join("builds"), key).ok()
+        });
+        Ok(match kept {
+            Some(b) => ProjectBuild::Kept(b),
+            None => ProjectBuild::Temporary(BuildDir::new()?),
+        })
+    }
+
+    /// Where to compile; None: the kept classes are the same, nothing to compile.
+    fn compile_into(&self) -> Option<&Path> {
+        match self {
+            ProjectBuild::Kept(b) => b.compile_into(),
+            ProjectBuild::Temporary(d) => Some(d.path()),
+        }
+    }
+
+    /// The build once compiled: a new kept one moved into place.
+    fn keep(self) -> anyhow::Result<Self> {
+        Ok(match self {
+            ProjectBuild::Kept(b) => {
+                ProjectBuild::Kept(build_cache::Build::Kept(b.keep().context("keeping the compiled classes")?))
+            }
+            temporary => temporary,
+        })
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            ProjectBuild::Kept(b) => b.path(),
+            ProjectBuild::Temporary(d) => d.path(),
+        }
+    }
+}
+
 /// A project made ready to run: compiled, its class path, and the main class (or the JUnit runner).
 struct Prepared {
     class_path: String,
@@ -1015,8 +1091,8 @@ struct Prepared {
     /// The project's source roots (main before test).
     source_roots: Vec<PathBuf>,
     launch: Option<TestLaunch>,
-    /// Where the classes were compiled (removed when dropped).
-    build: BuildDir,
+    /// Where the classes were compiled (a temporary one is removed when dropped).
+    build: ProjectBuild,
     /// The project's directory (a Maven reactor's root).
     root: PathBuf,
     /// What Surefire's configuration gives a test run (nothing for a main).
@@ -1112,47 +1188,68 @@ fn prepare_project(
     // with its own module's. A plain tree's test roots compile after its main ones, against them.
     let given: Vec<PathBuf> = given_class_path.split(':').filter(|p| !p.is_empty()).map(PathBuf::from).collect();
     let all: Vec<PathBuf> = project.libraries_for(&dir).into_iter().chain(given.iter().cloned()).collect();
-    let build = BuildDir::new()?;
-    let (main_out, test_out) = match test_roots.is_empty() {
-        true => (build.path().to_path_buf(), None),
-        false => (build.path().join("main"), Some(build.path().join("test"))),
-    };
-    let against_main: Vec<PathBuf> = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
-    // A multi-release overlay, into `META-INF/versions/N` of the main classes, against them (a test
-    // run's class path holds it when Surefire's `additionalClasspathElements` names it).
+    let parameters = project.modules.iter().any(|m| m.parameters);
+    // A multi-release overlay compiles into `META-INF/versions/N` of the main classes, against them
+    // (a test run's class path holds it when Surefire's `additionalClasspathElements` names it).
     let mut overlays = Vec::new();
     if p.tests_run() {
         for overlay in project.modules.iter().flat_map(|m| m.overlays.iter()) {
-            let out = main_out.join("META-INF/versions").join(&overlay.release);
-            overlays.push((java_files(&overlay.roots)?, overlay, out));
+            overlays.push((java_files(&overlay.roots)?, overlay));
         }
     }
-    let mut steps = vec![(&main_files, &main_roots, &all, main_out.clone())];
-    steps.extend(overlays.iter().map(|(files, o, out)| (files, &o.roots, &against_main, out.clone())));
-    if let Some(test_out) = &test_out {
-        steps.push((&test_files, &test_roots, &against_main, test_out.clone()));
-    }
-    for (files, roots, class_path, out) in &steps {
-        if files.is_empty() {
-            continue;
+    // The compile steps with their outputs under `base`: main, the overlays, then the tests.
+    let layout = |base: &Path| match test_roots.is_empty() {
+        true => (base.to_path_buf(), None),
+        false => (base.join("main"), Some(base.join("test"))),
+    };
+    let steps = |base: &Path| {
+        let (main_out, test_out) = layout(base);
+        let against_main: Vec<PathBuf> = std::iter::once(main_out.clone()).chain(all.iter().cloned()).collect();
+        let mut steps = vec![CompileStep {
+            files: &main_files,
+            roots: &main_roots,
+            class_path: all.clone(),
+            out: main_out.clone(),
+        }];
+        steps.extend(overlays.iter().map(|(files, o)| CompileStep {
+            files,
+            roots: &o.roots,
+            class_path: against_main.clone(),
+            out: main_out.join("META-INF/versions").join(&o.release),
+        }));
+        if let Some(test_out) = test_out {
+            steps.push(CompileStep { files: &test_files, roots: &test_roots, class_path: against_main, out: test_out });
         }
-        let job = javac::Job {
-            sources: files,
-            source_path: roots,
-            class_path: &bloatlens_profiler::junit::join(class_path),
-            out,
-            parameters: project.modules.iter().any(|m| m.parameters),
-        };
-        match javac::compile(&javac, &job) {
-            Ok(()) => {}
-            Err(javac::CompileError::Failed { output, .. }) => {
-                say_raw(&output);
-                say!("bloatlens: error: the project does not compile");
-                return Ok(Err(STATUS_NOT_RUN));
+        steps
+    };
+    let build = ProjectBuild::open(&dir, &javac, parameters, &steps)?;
+    if let Some(into) = build.compile_into() {
+        for step in steps(into) {
+            if step.files.is_empty() {
+                continue;
             }
-            Err(e) => return Err(e.into()),
+            let job = javac::Job {
+                sources: step.files,
+                source_path: step.roots,
+                class_path: &bloatlens_profiler::junit::join(&step.class_path),
+                out: &step.out,
+                parameters,
+            };
+            match javac::compile(&javac, &job) {
+                Ok(()) => {}
+                Err(javac::CompileError::Failed { output, .. }) => {
+                    say_raw(&output);
+                    say!("bloatlens: error: the project does not compile");
+                    return Ok(Err(STATUS_NOT_RUN));
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
+    } else {
+        say!("bloatlens: the project's classes are up to date (compiled before from the same sources)");
     }
+    let build = build.keep()?;
+    let (main_out, test_out) = layout(build.path());
     // What the run's class path and resources are chosen by: the test's file, the one module's
     // test root, else the whole project.
     let anchor = match (&test_file, &scope, suite_modules.as_slice()) {

@@ -6,6 +6,7 @@
 //! source tree whose libraries are the jars in `lib/`. Either way the libraries are library code:
 //! findings are about the workspace's sources.
 
+pub mod build_cache;
 pub mod maven;
 pub mod mojo_log;
 pub mod suite;

@@ -1035,6 +1035,8 @@ impl ProjectBuild {
             let base = Path::new("/bloatlens-build");
             let mut key = build_cache::Key::default();
             key.file(javac)?;
+            // The class library it compiles against (a JDK updated in place keeps its javac's path).
+            key.file(&javac.parent()?.parent()?.join("lib/modules"))?;
             key.text(if parameters { "parameters" } else { "" });
             for step in steps(base) {
                 for f in step.files {

@@ -1,8 +1,8 @@
 //! A project's compiled classes kept between command-line runs. The command line used to compile a
 //! project's main and test sources into a fresh directory on every run, which was most of a test
 //! class's profile on a real project (javac 90% of the CPU on jsoup). A build is now kept in the
-//! project's cache directory under a key: a digest of everything the compile read (the compiler,
-//! every source's content, the source roots, every library's path, size and time, the options).
+//! project's cache directory under a key: a digest of everything the compile read (the compiler
+//! and its class library, every source's content, the source roots, every library's path, size and time, the options).
 //! The same key finds the same classes, so nothing stale is ever run: any change is a new key and a
 //! full compile. Builds are made in a private directory beside the kept ones and renamed into place
 //! whole, so two runs at once never see half a build.

@@ -204,8 +204,9 @@ impl<T: Tracker> Vm<T> {
         let mut pc = top.pc as usize;
         let mut lp = top.locals as usize;
         let mut sp = top.sp as usize;
-        // Whether the top frame is observed (see `Vm::observing`; the VM's own work is not either).
-        let mut tracked = top.tracked;
+        // Whether the top frame is observed (see `Vm::observing`; the VM's own work is not either);
+        // a constant `false` in the plain VM, so that its loop keeps no observation branch.
+        let mut tracked = T::OBSERVES && top.tracked;
         // Instructions run since the last flush into `self.instructions` (kept in a register).
         let mut executed: u64 = 0;
         if tracked && self.observed() {
@@ -237,7 +238,7 @@ impl<T: Tracker> Vm<T> {
                 mid = f.method;
                 pc = f.pc as usize;
                 lp = f.locals as usize;
-                tracked = f.tracked;
+                tracked = T::OBSERVES && f.tracked;
             }};
         }
         macro_rules! reload {

@@ -518,6 +518,7 @@ pub fn run(
         },
         analyses: plan.config.analyses(),
         settings: plan.config.thresholds(),
+        threads: Default::default(),
     };
     let run_started = Instant::now();
     let profiled = profile(&config);

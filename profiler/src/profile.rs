@@ -6,6 +6,7 @@ use crate::analysis::bottleneck::{self, BottleneckTracker};
 use crate::analysis::copy::CopyTracker;
 use crate::analysis::costben::CostBenefitTracker;
 use crate::analysis::lifetime::LifetimeTracker;
+use crate::analysis::placement::Placed;
 use crate::analysis::refprop::RefPropTracker;
 use crate::graphs::Graphs;
 use crate::report::{Finding, Kind, MethodCopies, Report, RunInfo, Settings, Severity, SCHEMA};
@@ -69,11 +70,32 @@ impl Analyses {
     }
 }
 
+/// Where the analyses that need nothing but the event stream run (`analysis::placement`):
+/// cost-benefit analysis so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalysisThreads {
+    /// All on the VM's thread.
+    Inline,
+    /// Each on a thread of its own, fed the recorded events.
+    Own,
+}
+
+impl Default for AnalysisThreads {
+    /// Threads of their own when the machine has more than one core.
+    fn default() -> Self {
+        match std::thread::available_parallelism() {
+            Ok(n) if n.get() > 1 => AnalysisThreads::Own,
+            _ => AnalysisThreads::Inline,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ProfileConfig {
     pub run: RunConfig,
     pub analyses: Analyses,
     pub settings: Settings,
+    pub threads: AnalysisThreads,
 }
 
 /// Runs the program under the chosen analyses. `Err` only when the run could not start (no JDK,
@@ -113,7 +135,11 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
                 t.keep_graph = keep_graphs;
                 t
             }),
-            a.costben.then(|| CostBenefitTracker::new(s.clone())),
+            Placed::new(
+                a.costben.then(|| CostBenefitTracker::new(s.clone())),
+                config.threads == AnalysisThreads::Own,
+                "costben",
+            ),
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
             lifetime,
         );
@@ -130,7 +156,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             f.extend(p.findings);
         }
         f.extend(l.into_iter().flat_map(|l| l.findings));
-        if let Some(cb) = cb {
+        if let Some(cb) = cb.into_inner() {
             f.extend(cb.findings);
             cost_benefit = cb.summary;
         }

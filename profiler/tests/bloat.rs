@@ -4,13 +4,15 @@
 //! it. `BLOATLENS_BLESS=1` rewrites the snapshots. Besides the snapshots, the numbers the papers
 //! print for their examples are asserted directly.
 
+use bloatlens_profiler::analysis::costben::CostBenefitTracker;
+use bloatlens_profiler::analysis::placement::Placed;
 use bloatlens_profiler::evidence::{
     BottleneckEvidence, CloneEvidence, CopyChainEvidence, Evidence, LifetimeClass, LifetimeEvidence,
     LowUtilityEvidence, RepeatedWork, UsageEvidence,
 };
-use bloatlens_profiler::profile::{profile, Analyses, ProfileConfig};
+use bloatlens_profiler::profile::{profile, Analyses, AnalysisThreads, ProfileConfig};
 use bloatlens_profiler::report::{Finding, Kind, Report, Settings};
-use bloatlens_profiler::run::RunConfig;
+use bloatlens_profiler::run::{run_with, RunConfig};
 use bloatlens_profiler::vm::Observe;
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -39,6 +41,16 @@ fn profile_dir(dir: &Path, settings: Settings) -> Result<Report, Failed> {
 }
 
 fn profile_dir_observing(dir: &Path, settings: Settings, observe: Observe) -> Result<Report, Failed> {
+    let (_classes, mut run) = compiled_run(dir)?;
+    run.observe = observe;
+    let config = ProfileConfig { run, analyses: Analyses::default(), settings, threads: AnalysisThreads::Own };
+    let (_, report) = profile(&config).map_err(|e| e.to_string())?;
+    Ok(report)
+}
+
+/// The program in `dir` compiled with `javac -g` (into the directory returned, removed when dropped)
+/// and the run of its `Main` with the arguments of its `args.txt`.
+fn compiled_run(dir: &Path) -> Result<(tempfile::TempDir, RunConfig), Failed> {
     let out = tempfile::tempdir().map_err(|e| e.to_string())?;
     let sources = bloatlens_profiler::javac::java_files(dir).map_err(|e| e.to_string())?;
     let mut args = vec!["-g".to_string(), "-d".to_string(), out.path().display().to_string()];
@@ -54,10 +66,7 @@ fn profile_dir_observing(dir: &Path, settings: Settings, observe: Observe) -> Re
     run.capture = true;
     // The program's sources, as the CLI and the editor give them (findings are placed on their lines).
     run.source_roots = vec![dir.to_path_buf()];
-    run.observe = observe;
-    let config = ProfileConfig { run, analyses: Analyses::default(), settings };
-    let (_, report) = profile(&config).map_err(|e| e.to_string())?;
-    Ok(report)
+    Ok((out, run))
 }
 
 /// The figures that define a finding of each kind.
@@ -453,6 +462,41 @@ fn observing_user_code_keeps_findings() -> Result<(), Failed> {
     }
 }
 
+/// Cost-benefit analysis on a thread of its own, fed the recorded event stream, finds exactly what
+/// it finds inline on the VM's thread: both watch the same run of every program of the snapshots
+/// and the corpus, and come to the same findings with the same figures and the same summary.
+fn own_threads_keep_findings() -> Result<(), Failed> {
+    let what_it_found = |t: Placed<CostBenefitTracker>| -> Result<String, Failed> {
+        let t = t.into_inner().ok_or("the analysis was on")?;
+        let findings = serde_json::to_string_pretty(&t.findings).map_err(|e| e.to_string())?;
+        let summary = serde_json::to_string(&t.summary).map_err(|e| e.to_string())?;
+        Ok(format!("{findings}\n{summary}"))
+    };
+    let mut differ = Vec::new();
+    let dirs = program_dirs()?;
+    for dir in &dirs {
+        let (_classes, run) = compiled_run(dir)?;
+        let analysis = || Some(CostBenefitTracker::new(Settings::default()));
+        let both = (Placed::new(analysis(), false, "inline"), Placed::new(analysis(), true, "costben"));
+        let (result, (inline, own)) = run_with(&run, both).map_err(|e| e.to_string())?;
+        if result.stats.instructions < 100_000 {
+            differ.push(format!("{}: did not run ({:?})", dir.display(), result.outcome));
+        }
+        let (i, o) = (what_it_found(inline)?, what_it_found(own)?);
+        if i != o {
+            differ.push(format!("{}:\ninline:\n{i}\non its own thread:\n{o}", dir.display()));
+        }
+    }
+    if dirs.len() < 20 {
+        differ.push(format!("only {} programs", dirs.len()));
+    }
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(differ.join("\n").into())
+    }
+}
+
 /// Every program of the snapshots and of the scored corpus.
 fn program_dirs() -> Result<Vec<PathBuf>, Failed> {
     let mut dirs = Vec::new();
@@ -569,6 +613,7 @@ fn main() {
     trials.push(Trial::test("contexts/unread_per_context", unread_per_context));
     trials.push(Trial::test("copies/state_moves_are_not_copies", state_moves_are_not_copies));
     trials.push(Trial::test("levers/observing_user_code_keeps_findings", observing_user_code_keeps_findings));
+    trials.push(Trial::test("levers/own_threads_keep_findings", own_threads_keep_findings));
     trials.push(Trial::test("paper/figure_11_costs", figure_11_costs));
     trials.push(Trial::test("paper/repeated_check_bottleneck", repeated_check_bottleneck));
     trials.push(Trial::test("locations/allocations_on_their_new_lines", allocations_on_their_new_lines));

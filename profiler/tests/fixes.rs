@@ -98,6 +98,7 @@ fn check(fix: &Fix) -> Result<(), Failed> {
         run: fixes::run_config(&original, &source),
         analyses: Analyses::default(),
         settings: settings.clone(),
+        threads: Default::default(),
     };
     let (_, report) = profile(&config).map_err(|e| format!("{}: {e}", fix.program))?;
     let Some(finding) = fixes::finding_of(&report, fix) else {

@@ -73,7 +73,7 @@ fn stress(jdk: &Jdk, dir: &Path, k: usize) -> Result<(), Failed> {
             Mode::Profile(list) => {
                 let analyses = Analyses::parse(list).map_err(|e| e.to_string())?;
                 let settings = Settings { young_gen_bytes: interval, ..Settings::default() };
-                let config = ProfileConfig { run: config, analyses, settings };
+                let config = ProfileConfig { run: config, analyses, settings, threads: Default::default() };
                 let (result, _) = profile(&config).map_err(|e| format!("the profiled VM failed to start: {e}"))?;
                 (result, format!("profile --analyses {list}"))
             }

@@ -30,6 +30,7 @@
 //! IPP, the share that only feed branches; NLD, the share of graph nodes that are dead.
 
 use super::copy::{instance_field_name, static_field_name};
+use super::events::{Consumer, Event};
 use super::objects::{type_name, Locator};
 use super::shadow::{ShadowHeap, ShadowStack};
 use super::words;
@@ -37,7 +38,7 @@ use crate::evidence::{Evidence, FieldCost, LowUtilityEvidence};
 use crate::report::{CostSummary, Finding, Location, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, RefUse, Sink, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_class, Alloc, Bulk, HeapLoc, RefUse, Sink, Site, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A node of G_cost; 0 is no node (a value with no recorded producer).
@@ -465,14 +466,9 @@ impl CostBenefitTracker {
     }
 }
 
-impl Tracker for CostBenefitTracker {
-    const FLOW: bool = true;
-
-    /// Told once, before `finish` (IPD and IPP are shares of the run's instructions).
-    fn on_instructions(&mut self, total: u64) {
-        self.instructions = total;
-    }
-
+/// The hooks cost-benefit analysis follows, fed by [`Consumer::consume`].
+impl CostBenefitTracker {
+    #[inline(always)]
     fn on_thread(&mut self, thread: usize) {
         if thread >= self.chains.len() {
             self.chains.resize_with(thread + 1, Vec::new);
@@ -482,7 +478,8 @@ impl Tracker for CostBenefitTracker {
         self.refresh_ctx();
     }
 
-    fn on_call(&mut self, _: Site, _: MethodId, depth: usize, this: Ref, _: &crate::vm::tracker::Arguments) {
+    #[inline(always)]
+    fn on_call(&mut self, depth: usize, this: Ref) {
         let receiver = self.object(this);
         let id = match self.alloc_id.get(receiver as usize) {
             Some(&id) if receiver != 0 => Some(id),
@@ -498,17 +495,19 @@ impl Tracker for CostBenefitTracker {
         self.refresh_ctx();
     }
 
-    fn on_return(&mut self, _: MethodId) {
+    #[inline(always)]
+    fn on_return(&mut self) {
         self.chains[self.current].pop();
         self.refresh_ctx();
     }
 
-    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+    #[inline(always)]
+    fn on_alloc(&mut self, a: &Alloc, user_frame: Option<Site>) {
         let ctx = self.ctx();
-        let n = if cx.is_user(a.site.method) {
+        let n = if user_frame == Some(a.site) {
             self.node(a.site, ctx, Effect::Alloc)
         } else {
-            let key = (a.site, cx.user_frame(a.site));
+            let key = (a.site, user_frame);
             let graph = &mut self.graph;
             let n = *self.jdk_allocs.entry(key).or_insert_with(|| graph.add(a.site, ctx, Effect::Alloc));
             self.graph.nodes[n as usize].freq += 1;
@@ -521,7 +520,7 @@ impl Tracker for CostBenefitTracker {
                 self.alloc_id.resize(n as usize + 1, 0);
             }
             self.alloc_id[n as usize] = id;
-            self.allocs.insert(n, AllocInfo { class: a.class, user: cx.user_frame(a.site) });
+            self.allocs.insert(n, AllocInfo { class: a.class, user: user_frame });
         }
         let i = a.obj as usize;
         if i >= self.obj_node.len() {
@@ -531,11 +530,8 @@ impl Tracker for CostBenefitTracker {
         self.shadow.set(a.dst, n);
     }
 
-    fn on_native(&mut self, _: Site, callee: MethodId) {
-        self.native = callee;
-    }
-
-    fn flow_use(&mut self, _: &Context, _: Site, obj: Ref, how: RefUse) {
+    #[inline(always)]
+    fn flow_use(&mut self, obj: Ref, how: RefUse) {
         if how == RefUse::Native {
             let n = self.object(obj);
             if n != 0 {
@@ -544,13 +540,15 @@ impl Tracker for CostBenefitTracker {
         }
     }
 
-    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+    #[inline(always)]
+    fn on_free(&mut self, obj: Ref) {
         if let Some(n) = self.obj_node.get_mut(obj as usize) {
             *n = 0;
         }
         self.heap.free(obj);
     }
 
+    #[inline(always)]
     fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {
         self.heap.bulk_copy(src, src_pos, dst, dst_pos, len, unit);
         // The copy points where the original did.
@@ -567,15 +565,13 @@ impl Tracker for CostBenefitTracker {
         }
     }
 
-    fn flow_new(&mut self, dst: usize) {
-        self.shadow.set(dst, 0);
-    }
-
+    #[inline(always)]
     fn flow_const(&mut self, site: Site, dst: usize) {
         let n = self.node(site, self.ctx(), Effect::Plain);
         self.shadow.set(dst, n);
     }
 
+    #[inline(always)]
     fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
         let dep = self.shadow.get(src);
         let n = self.node(site, self.ctx(), Effect::Plain);
@@ -583,12 +579,8 @@ impl Tracker for CostBenefitTracker {
         self.shadow.set(dst, n);
     }
 
-    fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
-        self.shadow.shuffle(base, from);
-    }
-
-    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
-        let Some(dst) = dst else { return self.flow_consume(site, srcs, Sink::Branch) };
+    #[inline(always)]
+    fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: usize) {
         let n = self.node(site, self.ctx(), Effect::Plain);
         for &s in srcs {
             let dep = self.shadow.get(s);
@@ -597,6 +589,7 @@ impl Tracker for CostBenefitTracker {
         self.shadow.set(dst, n);
     }
 
+    #[inline(always)]
     fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
         let effect = match sink {
             Sink::Branch => Effect::Branch,
@@ -609,14 +602,16 @@ impl Tracker for CostBenefitTracker {
         }
     }
 
-    fn flow_deref(&mut self, _: Site, slot: usize) {
+    #[inline(always)]
+    fn flow_deref(&mut self, slot: usize) {
         let n = self.shadow.get(slot);
         if n != 0 {
             self.graph.nodes[n as usize].deref = true;
         }
     }
 
-    fn flow_load(&mut self, _: &Context, site: Site, loc: HeapLoc, _: Value, dst: usize) {
+    #[inline(always)]
+    fn flow_load(&mut self, site: Site, loc: HeapLoc, dst: usize) {
         let n = self.node(site, self.ctx(), Effect::Load);
         self.graph.edge(n, self.heap.get(loc));
         let key = self.key(loc);
@@ -624,7 +619,8 @@ impl Tracker for CostBenefitTracker {
         self.shadow.set(dst, n);
     }
 
-    fn flow_store(&mut self, _: &Context, site: Site, loc: HeapLoc, value: Value, _: u8, src: usize) {
+    #[inline(always)]
+    fn flow_store(&mut self, site: Site, loc: HeapLoc, value: Value, src: usize) {
         let dep = self.shadow.get(src);
         let n = self.node(site, self.ctx(), Effect::Store);
         self.graph.edge(n, dep);
@@ -636,7 +632,36 @@ impl Tracker for CostBenefitTracker {
             self.graph.reference(key, target);
         }
     }
+}
 
+impl Consumer for CostBenefitTracker {
+    fn consume(&mut self, e: Event<'_>) {
+        match e {
+            // Told once, before `finish` (IPD and IPP are shares of the run's instructions).
+            Event::Instructions(total) => self.instructions = total,
+            Event::Thread(t) => self.on_thread(t),
+            Event::Call { depth, this, .. } => self.on_call(depth, this),
+            Event::Return(_) => self.on_return(),
+            Event::Alloc { alloc, user_frame } => self.on_alloc(&alloc, user_frame),
+            Event::Native { callee, .. } => self.native = callee,
+            Event::Use { obj, how, .. } => self.flow_use(obj, how),
+            Event::Free { obj, .. } => self.on_free(obj),
+            Event::BulkCopy { src, src_pos, dst, dst_pos, len, unit } => {
+                self.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit)
+            }
+            Event::New(dst) => self.shadow.set(dst, 0),
+            Event::Const { site, dst } => self.flow_const(site, dst),
+            Event::Move { site, src, dst } => self.flow_move(site, src, dst),
+            Event::Shuffle { base, from } => self.shadow.shuffle(base, from),
+            Event::Compute { site, srcs, dst: Some(dst) } => self.flow_compute(site, srcs, dst),
+            Event::Compute { site, srcs, dst: None } => self.flow_consume(site, srcs, Sink::Branch),
+            Event::Consume { site, srcs, sink } => self.flow_consume(site, srcs, sink),
+            Event::Deref { slot, .. } => self.flow_deref(slot),
+            Event::Load { site, loc, dst, .. } => self.flow_load(site, loc, dst),
+            Event::Store { site, loc, value, src, .. } => self.flow_store(site, loc, value, src),
+            Event::Gc { .. } | Event::Pass { .. } => {}
+        }
+    }
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         // Natives that read what they are handed (output, encoders, checksums…), not those that
         // only look at an object's identity or class, and not bulk copies (followed element by

@@ -452,6 +452,7 @@ fn measured_fixes(o: &FixesOptions) -> Result<()> {
                 run: fixes::run_config(&classes, &source),
                 analyses: Analyses::default(),
                 settings: settings.clone(),
+                threads: Default::default(),
             };
             let (_, report) = profile(&config).map_err(|e| anyhow::anyhow!("{}: {e}", fix.program))?;
             originals.insert(fix.program.clone(), (classes, totals, report));

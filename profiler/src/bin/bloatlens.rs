@@ -15,7 +15,7 @@ use bloatlens_profiler::gate::Condition;
 use bloatlens_profiler::graphs::{self, Graphs, Which};
 use bloatlens_profiler::javac;
 use bloatlens_profiler::junit::{Selection, TestLaunch, TestTimeouts, Timeouts};
-use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, ProfileConfig};
+use bloatlens_profiler::profile::{compare, profile, profile_with_graphs, Analyses, AnalysisThreads, ProfileConfig};
 use bloatlens_profiler::project::suite::{self, Scope};
 use bloatlens_profiler::project::surefire::{Surefire, TestEnvironment};
 use bloatlens_profiler::project::{self, build_cache, Build, Module, Project};
@@ -109,6 +109,10 @@ struct ProfileArgs {
     /// not only the user's code and what it calls (the findings are the same; the profile slower).
     #[arg(long)]
     observe_everything: bool,
+    /// Run every analysis on the VM's thread (by default, on a machine with more than one core,
+    /// cost-benefit analysis runs on a thread of its own, fed the recorded events; the findings are the same).
+    #[arg(long)]
+    inline_analyses: bool,
     /// The main class when the target is a source directory with several mains.
     #[arg(long)]
     main: Option<String>,
@@ -858,6 +862,7 @@ fn profile_command(a: ProfileArgs, interrupted: &Arc<AtomicBool>) -> anyhow::Res
         },
         analyses,
         settings,
+        threads: if a.inline_analyses { AnalysisThreads::Inline } else { AnalysisThreads::default() },
     };
     if let Some(environment) = test_environment {
         with_test_environment(&mut config.run, environment, &a.program);

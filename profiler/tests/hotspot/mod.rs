@@ -256,7 +256,12 @@ pub fn compare(jdk: &Jdk, p: &Program) -> Result<(), Failed> {
         ));
     }
     if problems.is_empty() && p.profiled {
-        let config = ProfileConfig { run: config, analyses: Analyses::default(), settings: Settings::default() };
+        let config = ProfileConfig {
+            run: config,
+            analyses: Analyses::default(),
+            settings: Settings::default(),
+            threads: Default::default(),
+        };
         let (profiled, _) = profile(&config).map_err(|e| format!("the profiled VM failed to start: {e}"))?;
         if (&profiled.stdout, &profiled.stderr, profiled.status()) != (&result.stdout, &result.stderr, result.status())
         {

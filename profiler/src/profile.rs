@@ -71,7 +71,7 @@ impl Analyses {
 }
 
 /// Where the analyses that need nothing but the event stream run (`analysis::placement`):
-/// cost-benefit analysis so far.
+/// copy profiling and cost-benefit analysis so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnalysisThreads {
     /// All on the VM's thread.
@@ -125,11 +125,15 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
         let trackers = (
-            a.copy.then(|| {
-                let mut t = CopyTracker::new(s.clone());
-                t.keep_graph = keep_graphs;
-                t
-            }),
+            Placed::new(
+                a.copy.then(|| {
+                    let mut t = CopyTracker::new(s.clone());
+                    t.keep_graph = keep_graphs;
+                    t
+                }),
+                config.threads == AnalysisThreads::Own,
+                "copy",
+            ),
             a.refprop.then(|| {
                 let mut t = RefPropTracker::new(s.clone());
                 t.keep_graph = keep_graphs;
@@ -146,7 +150,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
         let (r, (c, p, cb, b, l)) = run_with(&run, trackers)?;
         let mut f = Vec::new();
         let mut profile = Vec::new();
-        if let Some(c) = c {
+        if let Some(c) = c.into_inner() {
             graphs.copy = c.graph;
             f.extend(c.findings);
             profile = c.profile;

@@ -4,6 +4,7 @@
 //! it. `BLOATLENS_BLESS=1` rewrites the snapshots. Besides the snapshots, the numbers the papers
 //! print for their examples are asserted directly.
 
+use bloatlens_profiler::analysis::copy::CopyTracker;
 use bloatlens_profiler::analysis::costben::CostBenefitTracker;
 use bloatlens_profiler::analysis::placement::Placed;
 use bloatlens_profiler::evidence::{
@@ -462,29 +463,41 @@ fn observing_user_code_keeps_findings() -> Result<(), Failed> {
     }
 }
 
-/// Cost-benefit analysis on a thread of its own, fed the recorded event stream, finds exactly what
-/// it finds inline on the VM's thread: both watch the same run of every program of the snapshots
-/// and the corpus, and come to the same findings with the same figures and the same summary.
+/// Copy profiling and cost-benefit analysis on threads of their own, fed the recorded event stream,
+/// find exactly what they find inline on the VM's thread: all four watch the same run of every
+/// program of the snapshots and the corpus, and each pair comes to the same findings with the same
+/// figures (and the same copy profile, the same cost summary).
 fn own_threads_keep_findings() -> Result<(), Failed> {
-    let what_it_found = |t: Placed<CostBenefitTracker>| -> Result<String, Failed> {
-        let t = t.into_inner().ok_or("the analysis was on")?;
-        let findings = serde_json::to_string_pretty(&t.findings).map_err(|e| e.to_string())?;
-        let summary = serde_json::to_string(&t.summary).map_err(|e| e.to_string())?;
-        Ok(format!("{findings}\n{summary}"))
+    let copy = |t: Placed<CopyTracker>| -> Result<String, Failed> {
+        let t = t.into_inner().ok_or("copy profiling was on")?;
+        Ok(format!("{}\n{}", json(&t.findings), json(&t.profile)))
+    };
+    let costben = |t: Placed<CostBenefitTracker>| -> Result<String, Failed> {
+        let t = t.into_inner().ok_or("cost-benefit analysis was on")?;
+        Ok(format!("{}\n{}", json(&t.findings), json(&t.summary)))
     };
     let mut differ = Vec::new();
     let dirs = program_dirs()?;
     for dir in &dirs {
         let (_classes, run) = compiled_run(dir)?;
-        let analysis = || Some(CostBenefitTracker::new(Settings::default()));
-        let both = (Placed::new(analysis(), false, "inline"), Placed::new(analysis(), true, "costben"));
-        let (result, (inline, own)) = run_with(&run, both).map_err(|e| e.to_string())?;
+        let copies = || Some(CopyTracker::new(Settings::default()));
+        let costs = || Some(CostBenefitTracker::new(Settings::default()));
+        let all = (
+            (Placed::new(copies(), false, "inline"), Placed::new(copies(), true, "copy")),
+            (Placed::new(costs(), false, "inline"), Placed::new(costs(), true, "costben")),
+        );
+        let (result, ((copy_inline, copy_own), (costben_inline, costben_own))) =
+            run_with(&run, all).map_err(|e| e.to_string())?;
         if result.stats.instructions < 100_000 {
             differ.push(format!("{}: did not run ({:?})", dir.display(), result.outcome));
         }
-        let (i, o) = (what_it_found(inline)?, what_it_found(own)?);
-        if i != o {
-            differ.push(format!("{}:\ninline:\n{i}\non its own thread:\n{o}", dir.display()));
+        for (analysis, inline, own) in [
+            ("copy profiling", copy(copy_inline)?, copy(copy_own)?),
+            ("cost-benefit", costben(costben_inline)?, costben(costben_own)?),
+        ] {
+            if inline != own {
+                differ.push(format!("{} ({analysis}):\ninline:\n{inline}\non its own thread:\n{own}", dir.display()));
+            }
         }
     }
     if dirs.len() < 20 {
@@ -495,6 +508,11 @@ fn own_threads_keep_findings() -> Result<(), Failed> {
     } else {
         Err(differ.join("\n").into())
     }
+}
+
+/// What an analysis found, as JSON to compare.
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("(not serialisable: {e})"))
 }
 
 /// Every program of the snapshots and of the scored corpus.

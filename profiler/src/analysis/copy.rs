@@ -18,6 +18,7 @@
 //! §5.1). The paper's printed example (`(355162, 2)` for a 2-hop chain of 177581 two-byte copies)
 //! shows frequency × bytes, the *volume*; we report both, rank by the waste factor, and test both.
 
+use super::events::{Consumer, Event};
 use super::objects::{type_name, Locator, ObjectTags};
 use super::shadow::ShadowStack;
 use super::words;
@@ -26,7 +27,7 @@ use crate::graphs::{Graph, GraphEdge, GraphNode};
 use crate::report::{Finding, Kind, Location, MethodCopies, Settings};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{is_user_class, Alloc, Bulk, Context, HeapLoc, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_class, Alloc, Bulk, HeapLoc, Site};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -100,10 +101,10 @@ pub struct CopyTracker {
     /// Copies stored by each method (flat), and with its callees (cumulative).
     flat: Vec<u64>,
     cumulative: Vec<u64>,
-    /// Per thread: copies so far, the open frames with the count at their entry, and how many
-    /// frames of each method are open (a recursive method's copies are counted once).
+    /// Per thread: copies so far, the open frames, and how many frames of each method are open
+    /// (a recursive method's copies are counted once).
     copies: Vec<u64>,
-    frames: Vec<Vec<(MethodId, u64)>>,
+    frames: Vec<Vec<OpenFrame>>,
     active: Vec<Vec<u32>>,
     last_native: Site,
     /// Filled by `finish`.
@@ -112,6 +113,18 @@ pub struct CopyTracker {
     /// Build [`CopyTracker::graph`] when the run ends (for `--format dot`).
     pub keep_graph: bool,
     pub graph: Option<Graph>,
+}
+
+/// A frame the analysis was told of and has not seen end.
+#[derive(Debug, Clone, Copy)]
+struct OpenFrame {
+    method: MethodId,
+    /// Whether `method` is the user's code.
+    user: bool,
+    /// Where its caller called it.
+    call_site: Site,
+    /// The thread's copies when it was entered.
+    copies_at_entry: u64,
 }
 
 impl CopyTracker {
@@ -194,10 +207,11 @@ impl CopyTracker {
     }
 
     /// Adds `n` to edge `src → dst` (values of `bytes` each), which happened as `(load, store)`,
-    /// `within_object` if from an object into itself.
+    /// `within_object` if from an object into itself; `in_frames` when the store ran in the running
+    /// thread's top frame (a bulk copy's native did not), so its user frame is known.
     fn add_edge(
         &mut self,
-        cx: Option<&Context>,
+        in_frames: bool,
         (src, dst): (u32, u32),
         bytes: u8,
         (load, store): (Site, Site),
@@ -215,15 +229,28 @@ impl CopyTracker {
             edge.within_object += n;
         }
         edge.bytes = bytes;
-        let full = edge.ways.len() >= MAX_WAYS;
-        match edge.ways.iter_mut().find(|w| w.load == load && w.store == store) {
-            Some(w) => w.count += n,
-            None if !full => {
-                let user = cx.and_then(|cx| cx.user_frame(store));
-                edge.ways.push(Way { load, store, user, count: n })
-            }
-            None => {}
+        if let Some(w) = edge.ways.iter_mut().find(|w| w.load == load && w.store == store) {
+            w.count += n;
+            return;
         }
+        if edge.ways.len() >= MAX_WAYS {
+            return;
+        }
+        let user = if in_frames { self.user_frame(store) } else { None };
+        self.edges[e as usize].ways.push(Way { load, store, user, count: n });
+    }
+
+    /// The innermost user frame of the running thread for an event at `site` in its top frame
+    /// (as `Context::user_frame` has it, from the frames the analysis was told of).
+    fn user_frame(&self, site: Site) -> Option<Site> {
+        let mut inner = site;
+        for f in self.frames[self.cur].iter().rev() {
+            if f.user && f.method == inner.method {
+                return Some(inner);
+            }
+            inner = f.call_site;
+        }
+        None
     }
 
     fn count_copies(&mut self, method: MethodId, n: u64) {
@@ -236,11 +263,10 @@ impl CopyTracker {
     }
 }
 
-impl Tracker for CopyTracker {
-    const FLOW: bool = true;
-
-    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
-        let p = self.objects.on_alloc(cx, a);
+/// The hooks copy profiling follows, fed by [`Consumer::consume`].
+impl CopyTracker {
+    fn on_alloc(&mut self, a: &Alloc, user_frame: Option<Site>) {
+        let p = self.objects.on_alloc(a, user_frame);
         let node = self.node(Node::Producer(p));
         *self.shadow(a.dst) = Tag { node, site: a.site, obj: 0 };
     }
@@ -255,38 +281,39 @@ impl Tracker for CopyTracker {
             Bulk::Elements(bytes) => {
                 let from = self.heap_node(HeapLoc::Element { array: src, index: src_pos as u32 });
                 let to = self.heap_node(HeapLoc::Element { array: dst, index: dst_pos as u32 });
-                self.add_edge(None, (from, to), bytes, (site, site), len as u64, src == dst);
+                self.add_edge(false, (from, to), bytes, (site, site), len as u64, src == dst);
             }
             Bulk::Fields => {
                 for i in 0..len as u32 {
                     let from = self.heap_node(HeapLoc::Field { obj: src, slot: src_pos as u32 + i });
                     let to = self.heap_node(HeapLoc::Field { obj: dst, slot: dst_pos as u32 + i });
-                    self.add_edge(None, (from, to), 4, (site, site), 1, src == dst);
+                    self.add_edge(false, (from, to), 4, (site, site), 1, src == dst);
                 }
             }
         }
         self.count_copies(site.method, len as u64);
     }
 
-    fn on_call(&mut self, _: Site, callee: MethodId, depth: usize, _: Ref, _: &crate::vm::tracker::Arguments) {
+    fn on_call(&mut self, call_site: Site, callee: MethodId, depth: usize, user: bool) {
         let (cur, m) = (self.cur, callee as usize);
         // Frames discarded by a fatal error never returned: forget them.
         while self.frames[cur].len() >= depth.max(1) {
-            let (gone, _) = self.frames[cur].pop().expect("not empty");
-            self.active[cur][gone as usize] -= 1;
+            let gone = self.frames[cur].pop().expect("not empty");
+            self.active[cur][gone.method as usize] -= 1;
         }
         let active = &mut self.active[cur];
         if m >= active.len() {
             active.resize(m + 1, 0);
         }
         active[m] += 1;
-        self.frames[cur].push((callee, self.copies[cur]));
+        let copies_at_entry = self.copies[cur];
+        self.frames[cur].push(OpenFrame { method: callee, user, call_site, copies_at_entry });
     }
 
-    fn on_return(&mut self, _: MethodId) {
+    fn on_return(&mut self) {
         let cur = self.cur;
-        if let Some((m, start)) = self.frames[cur].pop() {
-            let m = m as usize;
+        if let Some(f) = self.frames[cur].pop() {
+            let (m, start) = (f.method as usize, f.copies_at_entry);
             self.active[cur][m] -= 1;
             if self.active[cur][m] == 0 {
                 if m >= self.cumulative.len() {
@@ -297,11 +324,11 @@ impl Tracker for CopyTracker {
         }
     }
 
-    fn on_native(&mut self, site: Site, _: MethodId) {
+    fn on_native(&mut self, site: Site) {
         self.last_native = site;
     }
 
-    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+    fn on_free(&mut self, obj: Ref) {
         self.objects.on_free(obj);
     }
 
@@ -323,7 +350,7 @@ impl Tracker for CopyTracker {
     }
 
     #[inline(always)]
-    fn flow_move(&mut self, _: Site, src: usize, dst: usize) {
+    fn flow_move(&mut self, src: usize, dst: usize) {
         self.slots.copy(src, dst);
     }
 
@@ -332,7 +359,7 @@ impl Tracker for CopyTracker {
     }
 
     #[inline(always)]
-    fn flow_compute(&mut self, _: Site, srcs: &[usize], dst: Option<usize>) {
+    fn flow_compute(&mut self, srcs: &[usize], dst: Option<usize>) {
         for &src in srcs {
             let tag = *self.shadow(src);
             if tag.node != NONE && self.is_heap(tag.node) {
@@ -350,22 +377,50 @@ impl Tracker for CopyTracker {
     }
 
     #[inline]
-    fn flow_load(&mut self, _: &Context, site: Site, loc: HeapLoc, _: Value, dst: usize) {
+    fn flow_load(&mut self, site: Site, loc: HeapLoc, dst: usize) {
         let node = self.heap_node(loc);
         *self.shadow(dst) = Tag { node, site, obj: loc.object() };
     }
 
     #[inline]
-    fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, _: Value, bytes: u8, src: usize) {
+    fn flow_store(&mut self, site: Site, loc: HeapLoc, bytes: u8, src: usize) {
         let tag = *self.shadow(src);
         if tag.node == NONE {
             return;
         }
         let dst = self.heap_node(loc);
         let within = tag.obj != 0 && tag.obj == loc.object();
-        self.add_edge(Some(cx), (tag.node, dst), bytes, (tag.site, site), 1, within);
+        self.add_edge(true, (tag.node, dst), bytes, (tag.site, site), 1, within);
         if self.is_heap(tag.node) {
             self.count_copies(site.method, 1);
+        }
+    }
+}
+
+impl Consumer for CopyTracker {
+    fn consume(&mut self, e: Event<'_>) {
+        match e {
+            Event::Alloc { alloc, user_frame } => self.on_alloc(&alloc, user_frame),
+            Event::BulkCopy { src, src_pos, dst, dst_pos, len, unit } => {
+                self.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit)
+            }
+            Event::Call { site, callee, depth, user, .. } => self.on_call(site, callee, depth, user),
+            Event::Return(_) => self.on_return(),
+            Event::Native { site, .. } => self.on_native(site),
+            Event::Free { obj, .. } => self.on_free(obj),
+            Event::Thread(t) => self.on_thread(t),
+            Event::New(dst) | Event::Const { dst, .. } => self.flow_new(dst),
+            Event::Move { src, dst, .. } => self.flow_move(src, dst),
+            Event::Shuffle { base, from } => self.flow_shuffle(base, from),
+            Event::Compute { srcs, dst, .. } => self.flow_compute(srcs, dst),
+            Event::Consume { srcs, .. } => self.flow_compute(srcs, None),
+            Event::Load { site, loc, dst, .. } => self.flow_load(site, loc, dst),
+            Event::Store { site, loc, bytes, src, .. } => self.flow_store(site, loc, bytes, src),
+            Event::Instructions(_)
+            | Event::Gc { .. }
+            | Event::Deref { .. }
+            | Event::Use { .. }
+            | Event::Pass { .. } => {}
         }
     }
 

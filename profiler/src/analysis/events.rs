@@ -5,7 +5,7 @@
 //!
 //! Each event is one tracker hook (`vm::Tracker`) with its arguments, and what the hook would
 //! have asked the VM at that moment already answered: an allocation carries the user frame that
-//! made it. The recorded form is a stream of 32-bit words: a tag word (the kind in the low byte,
+//! made it, a call whether the callee is the user's code. The recorded form is a stream of 32-bit words: a tag word (the kind in the low byte,
 //! a small operand above it) and the event's fields; slot lists follow their event.
 
 use crate::vm::class::{Class, ClassId, Method, MethodId};
@@ -30,11 +30,13 @@ pub enum Event<'a> {
         len: usize,
         unit: Bulk,
     },
+    /// A call; `user`: whether the callee is the user's code (`tracker::is_user_method`).
     Call {
         site: Site,
         callee: MethodId,
         depth: usize,
         this: Ref,
+        user: bool,
     },
     Return(MethodId),
     Native {
@@ -198,8 +200,8 @@ impl Recorder {
                     len as u32,
                 ]);
             }
-            Event::Call { site, callee, depth, this } => {
-                self.words.push(CALL);
+            Event::Call { site, callee, depth, this, user } => {
+                self.words.push(CALL | (user as u32) << 8);
                 self.site(site);
                 self.words.extend_from_slice(&[callee, depth as u32, this]);
             }
@@ -343,7 +345,11 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
                 };
                 (e, 6)
             }
-            CALL => (Event::Call { site: site(i + 1), callee: w[2], depth: w[3] as usize, this: w[4] }, 6),
+            CALL => {
+                let e =
+                    Event::Call { site: site(i + 1), callee: w[2], depth: w[3] as usize, this: w[4], user: aux != 0 };
+                (e, 6)
+            }
             RETURN => (Event::Return(w[0]), 2),
             NATIVE => (Event::Native { site: site(i + 1), callee: w[2] }, 4),
             FREE => (Event::Free { obj: w[0], class: w[1], bytes: wide(i + 3) as usize }, 5),
@@ -435,7 +441,8 @@ mod tests {
             Event::Alloc { alloc, user_frame: None },
             Event::BulkCopy { src: 1, src_pos: 2, dst: 3, dst_pos: 4, len: 5, unit: Bulk::Elements(8) },
             Event::BulkCopy { src: 1, src_pos: 0, dst: 3, dst_pos: 0, len: 2, unit: Bulk::Fields },
-            Event::Call { site: s, callee: 9, depth: 4, this: 0 },
+            Event::Call { site: s, callee: 9, depth: 4, this: 0, user: true },
+            Event::Call { site: s, callee: 9, depth: 5, this: 3, user: false },
             Event::Return(9),
             Event::Native { site: s, callee: 8 },
             Event::Free { obj: 11, class: 5, bytes: 24 },

@@ -6,7 +6,7 @@
 use crate::report::Location;
 use crate::vm::class::{Class, ClassId, Method};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{Alloc, Context, Site};
+use crate::vm::tracker::{Alloc, Site};
 use rustc_hash::FxHashMap;
 
 /// An allocation site in one context.
@@ -48,9 +48,10 @@ impl ObjectTags {
         }
     }
 
-    /// Tags a new object; returns its producer.
+    /// Tags a new object; `user_frame` is the innermost user frame of its thread then
+    /// (`Context::user_frame`: the allocation's own site when it is the user's code). Returns its producer.
     #[inline]
-    pub fn on_alloc(&mut self, cx: &Context, a: &Alloc) -> u32 {
+    pub fn on_alloc(&mut self, a: &Alloc, user_frame: Option<Site>) -> u32 {
         let (site, obj, class, bytes) = (a.site, a.obj, a.class, a.bytes);
         let (ctx, owner_site) = match (self.context_slots, self.producer_of(a.owner)) {
             (0, _) | (_, None) => (0, None),
@@ -61,11 +62,12 @@ impl ObjectTags {
                 (1 + id % c, Some(owner_site))
             }
         };
-        let user = if self.by_user_frame && !cx.is_user(site.method) { cx.user_frame(site) } else { None };
+        let in_user_code = user_frame == Some(site);
+        let user = if self.by_user_frame && !in_user_code { user_frame } else { None };
         let next = self.producers.len() as u32;
         let p = *self.index.entry((site, ctx, user)).or_insert(next);
         if p == next {
-            let user = user.or_else(|| cx.user_frame(site));
+            let user = user.or(user_frame);
             self.producers.push(Producer { site, ctx, owner_site, user, class, instances: 0, bytes: 0 });
         }
         let prod = &mut self.producers[p as usize];

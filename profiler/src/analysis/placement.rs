@@ -7,7 +7,9 @@
 use super::events::{replay, Consumer, Event, Recorder};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{Alloc, Arguments, Bulk, Context, HeapLoc, RefPass, RefUse, Sink, Site, Tracker, Value};
+use crate::vm::tracker::{
+    is_user_method, Alloc, Arguments, Bulk, Context, HeapLoc, RefPass, RefUse, Sink, Site, Tracker, Value,
+};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -158,8 +160,11 @@ impl<C: Consumer> Tracker for Placed<C> {
         self.emit(Event::Thread(thread));
     }
     #[inline(always)]
-    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, _: &Arguments) {
-        self.emit(Event::Call { site, callee, depth, this });
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {
+        if self.is_on() {
+            let user = is_user_method(args.methods, args.classes, callee);
+            self.emit(Event::Call { site, callee, depth, this, user });
+        }
     }
     #[inline(always)]
     fn on_return(&mut self, callee: MethodId) {

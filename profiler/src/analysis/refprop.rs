@@ -176,7 +176,7 @@ impl Tracker for RefPropTracker {
     const FLOW: bool = true;
 
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
-        let (p, obj) = (self.objects.on_alloc(cx, a) as usize, a.obj);
+        let (p, obj) = (self.objects.on_alloc(a, cx.user_frame(a.site)) as usize, a.obj);
         if p >= self.stats.len() {
             self.stats.resize_with(p + 1, Stats::default);
             self.stats[p].collection = is_collection(cx.classes, a.class);

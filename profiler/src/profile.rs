@@ -76,7 +76,7 @@ impl Analyses {
 pub enum AnalysisThreads {
     /// All on the VM's thread.
     Inline,
-    /// Each on a thread of its own, fed the recorded events.
+    /// On a thread of their own (one for all of them), fed the recorded events.
     Own,
 }
 
@@ -124,33 +124,32 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     let mut user_work = None;
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
+        // Copy profiling and cost-benefit analysis need nothing but the events: on a thread of
+        // their own (one for both, so the events are recorded once) when there are cores to spare.
+        let event_fed = (
+            a.copy.then(|| {
+                let mut t = CopyTracker::new(s.clone());
+                t.keep_graph = keep_graphs;
+                t
+            }),
+            a.costben.then(|| CostBenefitTracker::new(s.clone())),
+        );
+        let event_fed = (a.copy || a.costben).then_some(event_fed);
         let trackers = (
-            Placed::new(
-                a.copy.then(|| {
-                    let mut t = CopyTracker::new(s.clone());
-                    t.keep_graph = keep_graphs;
-                    t
-                }),
-                config.threads == AnalysisThreads::Own,
-                "copy",
-            ),
+            Placed::new(event_fed, config.threads == AnalysisThreads::Own, "analyses"),
             a.refprop.then(|| {
                 let mut t = RefPropTracker::new(s.clone());
                 t.keep_graph = keep_graphs;
                 t
             }),
-            Placed::new(
-                a.costben.then(|| CostBenefitTracker::new(s.clone())),
-                config.threads == AnalysisThreads::Own,
-                "costben",
-            ),
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
             lifetime,
         );
-        let (r, (c, p, cb, b, l)) = run_with(&run, trackers)?;
+        let (r, (event_fed, p, b, l)) = run_with(&run, trackers)?;
+        let (c, cb) = event_fed.into_inner().unwrap_or_default();
         let mut f = Vec::new();
         let mut profile = Vec::new();
-        if let Some(c) = c.into_inner() {
+        if let Some(c) = c {
             graphs.copy = c.graph;
             f.extend(c.findings);
             profile = c.profile;
@@ -160,7 +159,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             f.extend(p.findings);
         }
         f.extend(l.into_iter().flat_map(|l| l.findings));
-        if let Some(cb) = cb.into_inner() {
+        if let Some(cb) = cb {
             f.extend(cb.findings);
             cost_benefit = cb.summary;
         }

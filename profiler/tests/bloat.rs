@@ -463,40 +463,36 @@ fn observing_user_code_keeps_findings() -> Result<(), Failed> {
     }
 }
 
-/// Copy profiling and cost-benefit analysis on threads of their own, fed the recorded event stream,
-/// find exactly what they find inline on the VM's thread: all four watch the same run of every
-/// program of the snapshots and the corpus, and each pair comes to the same findings with the same
+/// Copy profiling and cost-benefit analysis on a thread of their own, fed the recorded event stream,
+/// find exactly what they find inline on the VM's thread: both placements watch the same run of
+/// every program of the snapshots and the corpus, and come to the same findings with the same
 /// figures (and the same copy profile, the same cost summary).
 fn own_threads_keep_findings() -> Result<(), Failed> {
-    let copy = |t: Placed<CopyTracker>| -> Result<String, Failed> {
-        let t = t.into_inner().ok_or("copy profiling was on")?;
-        Ok(format!("{}\n{}", json(&t.findings), json(&t.profile)))
-    };
-    let costben = |t: Placed<CostBenefitTracker>| -> Result<String, Failed> {
-        let t = t.into_inner().ok_or("cost-benefit analysis was on")?;
-        Ok(format!("{}\n{}", json(&t.findings), json(&t.summary)))
+    type EventFed = (Option<CopyTracker>, Option<CostBenefitTracker>);
+    let found = |t: Placed<EventFed>| -> Result<[String; 2], Failed> {
+        let (Some(copy), Some(costben)) = t.into_inner().ok_or("the analyses were on")? else {
+            return Err("both analyses were on".into());
+        };
+        Ok([
+            format!("{}\n{}", json(&copy.findings), json(&copy.profile)),
+            format!("{}\n{}", json(&costben.findings), json(&costben.summary)),
+        ])
     };
     let mut differ = Vec::new();
     let dirs = program_dirs()?;
     for dir in &dirs {
         let (_classes, run) = compiled_run(dir)?;
-        let copies = || Some(CopyTracker::new(Settings::default()));
-        let costs = || Some(CostBenefitTracker::new(Settings::default()));
-        let all = (
-            (Placed::new(copies(), false, "inline"), Placed::new(copies(), true, "copy")),
-            (Placed::new(costs(), false, "inline"), Placed::new(costs(), true, "costben")),
-        );
-        let (result, ((copy_inline, copy_own), (costben_inline, costben_own))) =
-            run_with(&run, all).map_err(|e| e.to_string())?;
+        let analyses =
+            || Some((Some(CopyTracker::new(Settings::default())), Some(CostBenefitTracker::new(Settings::default()))));
+        let both = (Placed::new(analyses(), false, "inline"), Placed::new(analyses(), true, "analyses"));
+        let (result, (inline, own)) = run_with(&run, both).map_err(|e| e.to_string())?;
         if result.stats.instructions < 100_000 {
             differ.push(format!("{}: did not run ({:?})", dir.display(), result.outcome));
         }
-        for (analysis, inline, own) in [
-            ("copy profiling", copy(copy_inline)?, copy(copy_own)?),
-            ("cost-benefit", costben(costben_inline)?, costben(costben_own)?),
-        ] {
-            if inline != own {
-                differ.push(format!("{} ({analysis}):\ninline:\n{inline}\non its own thread:\n{own}", dir.display()));
+        let (inline, own) = (found(inline)?, found(own)?);
+        for (analysis, (i, o)) in ["copy profiling", "cost-benefit"].into_iter().zip(inline.iter().zip(&own)) {
+            if i != o {
+                differ.push(format!("{} ({analysis}):\ninline:\n{i}\non its own thread:\n{o}", dir.display()));
             }
         }
     }

@@ -115,6 +115,36 @@ pub trait Consumer: Send + 'static {
     fn finish(&mut self, methods: &[Method], classes: &[Class]);
 }
 
+/// An analysis that may be off.
+impl<C: Consumer> Consumer for Option<C> {
+    const FINAL_COLLECTION: bool = C::FINAL_COLLECTION;
+    #[inline(always)]
+    fn consume(&mut self, e: Event<'_>) {
+        if let Some(c) = self {
+            c.consume(e);
+        }
+    }
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        if let Some(c) = self {
+            c.finish(methods, classes);
+        }
+    }
+}
+
+/// Two analyses fed the same events, one after the other (on one thread: the events recorded once).
+impl<A: Consumer, B: Consumer> Consumer for (A, B) {
+    const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
+    #[inline(always)]
+    fn consume(&mut self, e: Event<'_>) {
+        self.0.consume(e);
+        self.1.consume(e);
+    }
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.0.finish(methods, classes);
+        self.1.finish(methods, classes);
+    }
+}
+
 // Tags of the recorded form.
 const INSTRUCTIONS: u32 = 0;
 const THREAD: u32 = 1;

@@ -109,8 +109,9 @@ struct ProfileArgs {
     /// not only the user's code and what it calls (the findings are the same; the profile slower).
     #[arg(long)]
     observe_everything: bool,
-    /// Run every analysis on the VM's thread (by default, on a machine with more than one core,
-    /// cost-benefit analysis runs on a thread of its own, fed the recorded events; the findings are the same).
+    /// Run every analysis on the VM's thread (by default, on a machine with more than one core, copy
+    /// profiling and cost-benefit analysis run on a thread of their own, fed the recorded events; the
+    /// findings are the same).
     #[arg(long)]
     inline_analyses: bool,
     /// The main class when the target is a source directory with several mains.

@@ -44,8 +44,8 @@ impl<C: Consumer> Placed<C> {
         }
         let (batches, incoming) = sync_channel::<Vec<u32>>(BATCHES_IN_FLIGHT);
         let (give_back, emptied) = sync_channel::<Vec<u32>>(BATCHES_IN_FLIGHT + 1);
-        // The analysis moves to its thread; if spawning fails it comes back through the channel's
-        // closure below, so keep it in a slot the closure takes from.
+        // The thread takes the analysis from a shared slot rather than by move, so that when the
+        // thread cannot be started the analysis is still here, to run inline.
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(c)));
         let taken = slot.clone();
         let spawned = std::thread::Builder::new().name(format!("bloatlens-{name}")).spawn(move || {

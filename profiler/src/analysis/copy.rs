@@ -398,6 +398,8 @@ impl CopyTracker {
 }
 
 impl Consumer for CopyTracker {
+    const PASSES: bool = false;
+
     fn consume(&mut self, e: Event<'_>) {
         match e {
             Event::Alloc { alloc, user_frame } => self.on_alloc(&alloc, user_frame),

@@ -15,7 +15,10 @@ use crate::vm::tracker::{Alloc, Bulk, HeapLoc, RefPass, RefUse, Sink, Site, Valu
 /// One hook call of a run, as data (see `vm::Tracker` for what each means).
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
+    /// Instructions run so far, on all threads. Only the run's total, told before `finish`, is sure
+    /// to be told (an analysis on its own thread is told only that).
     Instructions(u64),
+    /// The events that follow belong to this thread: told at least whenever it changes.
     Thread(usize),
     /// An allocation, and the innermost user frame of its thread then (`Context::user_frame`).
     Alloc {
@@ -110,6 +113,9 @@ pub enum Event<'a> {
 pub trait Consumer: Send + 'static {
     /// Whether the run ends with one more collection (`Tracker::FINAL_COLLECTION`).
     const FINAL_COLLECTION: bool = false;
+    /// Whether the analysis reads `Event::Pass` (references passed on): when none does, they are
+    /// not recorded, which the VM's thread would pay for at every call and return.
+    const PASSES: bool = true;
     fn consume(&mut self, e: Event<'_>);
     /// The run is over and every event consumed (`Tracker::finish`).
     fn finish(&mut self, methods: &[Method], classes: &[Class]);
@@ -118,6 +124,7 @@ pub trait Consumer: Send + 'static {
 /// An analysis that may be off.
 impl<C: Consumer> Consumer for Option<C> {
     const FINAL_COLLECTION: bool = C::FINAL_COLLECTION;
+    const PASSES: bool = C::PASSES;
     #[inline(always)]
     fn consume(&mut self, e: Event<'_>) {
         if let Some(c) = self {
@@ -134,6 +141,7 @@ impl<C: Consumer> Consumer for Option<C> {
 /// Two analyses fed the same events, one after the other (on one thread: the events recorded once).
 impl<A: Consumer, B: Consumer> Consumer for (A, B) {
     const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
+    const PASSES: bool = A::PASSES || B::PASSES;
     #[inline(always)]
     fn consume(&mut self, e: Event<'_>) {
         self.0.consume(e);

@@ -31,7 +31,12 @@ pub struct OwnThread<C> {
     batches: Option<SyncSender<Vec<u32>>>,
     /// Emptied batches, back from the analysis' thread for reuse.
     emptied: Receiver<Vec<u32>>,
-    thread: Option<JoinHandle<C>>,
+    worker: Option<JoinHandle<C>>,
+    /// The instruction count last told: recorded once, before the stream closes.
+    instructions: Option<u64>,
+    /// The thread the recorded events belong to: recorded again only when it changes (the VM tells
+    /// it at every call).
+    thread: Option<usize>,
 }
 
 impl<C: Consumer> Placed<C> {
@@ -62,7 +67,9 @@ impl<C: Consumer> Placed<C> {
                 recorder: Recorder { words: Vec::with_capacity(BATCH_WORDS + 64) },
                 batches: Some(batches),
                 emptied,
-                thread: Some(thread),
+                worker: Some(thread),
+                instructions: None,
+                thread: None,
             })),
             Err(_) => match slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 Some(c) => Placed::Inline(c),
@@ -114,12 +121,15 @@ impl<C: Consumer> OwnThread<C> {
 
     /// Sends what is left, closes the stream and takes the analysis back when its thread is done.
     fn join(&mut self) -> Option<C> {
+        if let Some(total) = self.instructions.take() {
+            self.recorder.record(&Event::Instructions(total));
+        }
         if !self.recorder.words.is_empty() {
             self.send();
         }
         self.batches = None;
-        let thread = self.thread.take()?;
-        match thread.join() {
+        let worker = self.worker.take()?;
+        match worker.join() {
             Ok(c) => Some(c),
             Err(panic) => std::panic::resume_unwind(panic),
         }
@@ -130,7 +140,7 @@ impl<C> Drop for OwnThread<C> {
     fn drop(&mut self) {
         // A run that ended without `finish` (a crash): stop the thread, whatever it was doing.
         self.batches = None;
-        if let Some(t) = self.thread.take() {
+        if let Some(t) = self.worker.take() {
             let _ = t.join();
         }
     }
@@ -142,7 +152,10 @@ impl<C: Consumer> Tracker for Placed<C> {
 
     #[inline(always)]
     fn on_instructions(&mut self, total: u64) {
-        self.emit(Event::Instructions(total));
+        match self {
+            Placed::OwnThread(t) => t.instructions = Some(total),
+            _ => self.emit(Event::Instructions(total)),
+        }
     }
     #[inline(always)]
     fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
@@ -157,7 +170,14 @@ impl<C: Consumer> Tracker for Placed<C> {
     }
     #[inline(always)]
     fn on_thread(&mut self, thread: usize) {
-        self.emit(Event::Thread(thread));
+        match self {
+            Placed::OwnThread(t) if t.thread == Some(thread) => {}
+            Placed::OwnThread(t) => {
+                t.thread = Some(thread);
+                self.emit(Event::Thread(thread));
+            }
+            _ => self.emit(Event::Thread(thread)),
+        }
     }
     #[inline(always)]
     fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {
@@ -235,6 +255,8 @@ impl<C: Consumer> Tracker for Placed<C> {
     }
     #[inline(always)]
     fn flow_pass(&mut self, _: &Context, site: Site, obj: Ref, how: RefPass) {
-        self.emit(Event::Pass { site, obj, how });
+        if C::PASSES {
+            self.emit(Event::Pass { site, obj, how });
+        }
     }
 }

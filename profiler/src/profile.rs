@@ -71,7 +71,7 @@ impl Analyses {
 }
 
 /// Where the analyses that need nothing but the event stream run (`analysis::placement`):
-/// copy profiling and cost-benefit analysis so far.
+/// copy profiling, cost-benefit analysis and lifetimes so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnalysisThreads {
     /// All on the VM's thread.
@@ -119,22 +119,25 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
     let flow = a.copy || a.refprop || a.costben || a.bottleneck;
-    let lifetime = a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, flow));
     let (mut tree, mut cost_benefit, mut calls) = (None, None, SiteCalls::new());
     let mut user_work = None;
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
-        // Copy profiling and cost-benefit analysis need nothing but the events: on a thread of
-        // their own (one for both, so the events are recorded once) when there are cores to spare.
+        // Copy profiling, cost-benefit analysis and lifetimes need nothing but the events: on a
+        // thread of their own (one for all, so the events are recorded once) when there are cores
+        // to spare.
         let event_fed = (
-            a.copy.then(|| {
-                let mut t = CopyTracker::new(s.clone());
-                t.keep_graph = keep_graphs;
-                t
-            }),
-            a.costben.then(|| CostBenefitTracker::new(s.clone())),
+            (
+                a.copy.then(|| {
+                    let mut t = CopyTracker::new(s.clone());
+                    t.keep_graph = keep_graphs;
+                    t
+                }),
+                a.costben.then(|| CostBenefitTracker::new(s.clone())),
+            ),
+            a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, true)),
         );
-        let event_fed = (a.copy || a.costben).then_some(event_fed);
+        let event_fed = (a.copy || a.costben || a.lifetime).then_some(event_fed);
         let trackers = (
             Placed::new(event_fed, config.threads == AnalysisThreads::Own, "analyses"),
             a.refprop.then(|| {
@@ -143,10 +146,9 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
                 t
             }),
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
-            lifetime,
         );
-        let (r, (event_fed, p, b, l)) = run_with(&run, trackers)?;
-        let (c, cb) = event_fed.into_inner().unwrap_or_default();
+        let (r, (event_fed, p, b)) = run_with(&run, trackers)?;
+        let ((c, cb), l) = event_fed.into_inner().unwrap_or_default();
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
@@ -173,8 +175,8 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             user_work = Some(b.user_work);
         }
         (r, f, profile)
-    } else if let Some(l) = lifetime {
-        let (r, l) = run_with(&run, l)?;
+    } else if a.lifetime {
+        let (r, l) = run_with(&run, LifetimeTracker::new(s.clone(), s.young_gen_bytes, false))?;
         (r, l.findings, Vec::new())
     } else {
         (crate::run::run(&run)?, Vec::new(), Vec::new())

@@ -6,6 +6,7 @@
 
 use bloatlens_profiler::analysis::copy::CopyTracker;
 use bloatlens_profiler::analysis::costben::CostBenefitTracker;
+use bloatlens_profiler::analysis::lifetime::LifetimeTracker;
 use bloatlens_profiler::analysis::placement::Placed;
 use bloatlens_profiler::evidence::{
     BottleneckEvidence, CloneEvidence, CopyChainEvidence, Evidence, LifetimeClass, LifetimeEvidence,
@@ -463,34 +464,42 @@ fn observing_user_code_keeps_findings() -> Result<(), Failed> {
     }
 }
 
-/// Copy profiling and cost-benefit analysis on a thread of their own, fed the recorded event stream,
-/// find exactly what they find inline on the VM's thread: both placements watch the same run of
-/// every program of the snapshots and the corpus, and come to the same findings with the same
-/// figures (and the same copy profile, the same cost summary).
+/// Copy profiling, cost-benefit analysis and lifetimes on a thread of their own, fed the recorded
+/// event stream, find exactly what they find inline on the VM's thread: both placements watch the
+/// same run of every program of the snapshots and the corpus, and come to the same findings with
+/// the same figures (and the same copy profile, the same cost summary).
 fn own_threads_keep_findings() -> Result<(), Failed> {
-    type EventFed = (Option<CopyTracker>, Option<CostBenefitTracker>);
-    let found = |t: Placed<EventFed>| -> Result<[String; 2], Failed> {
-        let (Some(copy), Some(costben)) = t.into_inner().ok_or("the analyses were on")? else {
-            return Err("both analyses were on".into());
+    type EventFed = ((Option<CopyTracker>, Option<CostBenefitTracker>), Option<LifetimeTracker>);
+    let found = |t: Placed<EventFed>| -> Result<[String; 3], Failed> {
+        let ((Some(copy), Some(costben)), Some(lifetime)) = t.into_inner().ok_or("the analyses were on")? else {
+            return Err("every analysis was on".into());
         };
         Ok([
             format!("{}\n{}", json(&copy.findings), json(&copy.profile)),
             format!("{}\n{}", json(&costben.findings), json(&costben.summary)),
+            json(&lifetime.findings),
         ])
     };
     let mut differ = Vec::new();
     let dirs = program_dirs()?;
+    let s = Settings::default();
     for dir in &dirs {
-        let (_classes, run) = compiled_run(dir)?;
-        let analyses =
-            || Some((Some(CopyTracker::new(Settings::default())), Some(CostBenefitTracker::new(Settings::default()))));
+        let (_classes, mut run) = compiled_run(dir)?;
+        run.gc_interval_bytes = Some(s.young_gen_bytes);
+        let analyses = || {
+            Some((
+                (Some(CopyTracker::new(s.clone())), Some(CostBenefitTracker::new(s.clone()))),
+                Some(LifetimeTracker::new(s.clone(), s.young_gen_bytes, true)),
+            ))
+        };
         let both = (Placed::new(analyses(), false, "inline"), Placed::new(analyses(), true, "analyses"));
         let (result, (inline, own)) = run_with(&run, both).map_err(|e| e.to_string())?;
         if result.stats.instructions < 100_000 {
             differ.push(format!("{}: did not run ({:?})", dir.display(), result.outcome));
         }
         let (inline, own) = (found(inline)?, found(own)?);
-        for (analysis, (i, o)) in ["copy profiling", "cost-benefit"].into_iter().zip(inline.iter().zip(&own)) {
+        let analyses = ["copy profiling", "cost-benefit", "lifetimes"];
+        for (analysis, (i, o)) in analyses.into_iter().zip(inline.iter().zip(&own)) {
             if i != o {
                 differ.push(format!("{} ({analysis}):\ninline:\n{i}\non its own thread:\n{o}", dir.display()));
             }

@@ -400,8 +400,8 @@ impl CopyTracker {
 impl Consumer for CopyTracker {
     const PASSES: bool = false;
 
-    fn consume(&mut self, e: Event<'_>) {
-        match e {
+    fn consume(&mut self, e: &Event<'_>) {
+        match *e {
             Event::Alloc { alloc, user_frame } => self.on_alloc(&alloc, user_frame),
             Event::BulkCopy { src, src_pos, dst, dst_pos, len, unit } => {
                 self.on_bulk_copy(src, src_pos, dst, dst_pos, len, unit)

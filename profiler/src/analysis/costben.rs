@@ -637,8 +637,8 @@ impl CostBenefitTracker {
 impl Consumer for CostBenefitTracker {
     const PASSES: bool = false;
 
-    fn consume(&mut self, e: Event<'_>) {
-        match e {
+    fn consume(&mut self, e: &Event<'_>) {
+        match *e {
             // Told once, before `finish` (IPD and IPP are shares of the run's instructions).
             Event::Instructions(total) => self.instructions = total,
             Event::Thread(t) => self.on_thread(t),

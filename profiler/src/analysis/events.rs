@@ -116,7 +116,10 @@ pub trait Consumer: Send + 'static {
     /// Whether the analysis reads `Event::Pass` (references passed on): when none does, they are
     /// not recorded, which the VM's thread would pay for at every call and return.
     const PASSES: bool = true;
-    fn consume(&mut self, e: Event<'_>);
+    /// Whether the analysis reads value flow (`New` to `Deref`, `Load`, `Use`): when none does,
+    /// only stores of it are recorded.
+    const FLOW: bool = true;
+    fn consume(&mut self, e: &Event<'_>);
     /// The run is over and every event consumed (`Tracker::finish`).
     fn finish(&mut self, methods: &[Method], classes: &[Class]);
 }
@@ -125,8 +128,9 @@ pub trait Consumer: Send + 'static {
 impl<C: Consumer> Consumer for Option<C> {
     const FINAL_COLLECTION: bool = C::FINAL_COLLECTION;
     const PASSES: bool = C::PASSES;
+    const FLOW: bool = C::FLOW;
     #[inline(always)]
-    fn consume(&mut self, e: Event<'_>) {
+    fn consume(&mut self, e: &Event<'_>) {
         if let Some(c) = self {
             c.consume(e);
         }
@@ -142,8 +146,9 @@ impl<C: Consumer> Consumer for Option<C> {
 impl<A: Consumer, B: Consumer> Consumer for (A, B) {
     const FINAL_COLLECTION: bool = A::FINAL_COLLECTION || B::FINAL_COLLECTION;
     const PASSES: bool = A::PASSES || B::PASSES;
+    const FLOW: bool = A::FLOW || B::FLOW;
     #[inline(always)]
-    fn consume(&mut self, e: Event<'_>) {
+    fn consume(&mut self, e: &Event<'_>) {
         self.0.consume(e);
         self.1.consume(e);
     }
@@ -353,9 +358,15 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
         let tag = words[i];
         let aux = tag >> 8;
         let w = &words[i + 1..];
-        let (e, len) = match tag & 0xff {
-            INSTRUCTIONS => (Event::Instructions(wide(i + 1)), 3),
-            THREAD => (Event::Thread(w[0] as usize), 2),
+        let len = match tag & 0xff {
+            INSTRUCTIONS => {
+                c.consume(&Event::Instructions(wide(i + 1)));
+                3
+            }
+            THREAD => {
+                c.consume(&Event::Thread(w[0] as usize));
+                2
+            }
             ALLOC => {
                 let alloc = Alloc {
                     site: site(i + 1),
@@ -366,7 +377,8 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
                     dst: w[7] as usize,
                 };
                 let user_frame = (aux != 0).then(|| site(i + 9));
-                (Event::Alloc { alloc, user_frame }, 11)
+                c.consume(&Event::Alloc { alloc, user_frame });
+                11
             }
             BULK_COPY => {
                 let unit = match aux {
@@ -381,38 +393,67 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
                     len: w[4] as usize,
                     unit,
                 };
-                (e, 6)
+                c.consume(&e);
+                6
             }
             CALL => {
                 let e =
                     Event::Call { site: site(i + 1), callee: w[2], depth: w[3] as usize, this: w[4], user: aux != 0 };
-                (e, 6)
+                c.consume(&e);
+                6
             }
-            RETURN => (Event::Return(w[0]), 2),
-            NATIVE => (Event::Native { site: site(i + 1), callee: w[2] }, 4),
-            FREE => (Event::Free { obj: w[0], class: w[1], bytes: wide(i + 3) as usize }, 5),
-            GC => (Event::Gc { collections: wide(i + 1), allocated_bytes: wide(i + 3) }, 5),
-            NEW => (Event::New(w[0] as usize), 2),
-            CONST => (Event::Const { site: site(i + 1), dst: w[2] as usize }, 4),
-            MOVE => (Event::Move { site: site(i + 1), src: w[2] as usize, dst: w[3] as usize }, 5),
+            RETURN => {
+                c.consume(&Event::Return(w[0]));
+                2
+            }
+            NATIVE => {
+                c.consume(&Event::Native { site: site(i + 1), callee: w[2] });
+                4
+            }
+            FREE => {
+                c.consume(&Event::Free { obj: w[0], class: w[1], bytes: wide(i + 3) as usize });
+                5
+            }
+            GC => {
+                c.consume(&Event::Gc { collections: wide(i + 1), allocated_bytes: wide(i + 3) });
+                5
+            }
+            NEW => {
+                c.consume(&Event::New(w[0] as usize));
+                2
+            }
+            CONST => {
+                c.consume(&Event::Const { site: site(i + 1), dst: w[2] as usize });
+                4
+            }
+            MOVE => {
+                c.consume(&Event::Move { site: site(i + 1), src: w[2] as usize, dst: w[3] as usize });
+                5
+            }
             SHUFFLE => {
                 let n = aux as usize;
                 fill(&mut list, &w[1..1 + n]);
-                (Event::Shuffle { base: w[0] as usize, from: &list }, 2 + n)
+                c.consume(&Event::Shuffle { base: w[0] as usize, from: &list });
+                2 + n
             }
             COMPUTE => {
                 let n = aux as usize;
                 fill(&mut list, &w[3..3 + n]);
                 let dst = (w[2] != NO_SLOT).then_some(w[2] as usize);
-                (Event::Compute { site: site(i + 1), srcs: &list, dst }, 4 + n)
+                c.consume(&Event::Compute { site: site(i + 1), srcs: &list, dst });
+                4 + n
             }
             CONSUME => {
                 let n = aux as usize;
                 fill(&mut list, &w[3..3 + n]);
                 let sink = if w[2] == 0 { Sink::Branch } else { Sink::Native };
-                (Event::Consume { site: site(i + 1), srcs: &list, sink }, 4 + n)
+                c.consume(&Event::Consume { site: site(i + 1), srcs: &list, sink });
+                4 + n
             }
-            DEREF => (Event::Deref { site: site(i + 1), slot: w[2] as usize }, 4),
+            DEREF => {
+                c.consume(&Event::Deref { site: site(i + 1), slot: w[2] as usize });
+                4
+            }
             LOAD | STORE => {
                 let value = Value { bits: wide(i + 5), is_ref: (aux >> 8) & 1 != 0 };
                 let (site, loc, slot) = (site(i + 1), loc(aux & 0xff, w[2], w[3]), w[6] as usize);
@@ -421,7 +462,8 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
                 } else {
                     Event::Store { site, loc, value, bytes: (aux >> 16) as u8, src: slot }
                 };
-                (e, 8)
+                c.consume(&e);
+                8
             }
             USE => {
                 let how = match aux {
@@ -430,15 +472,16 @@ pub fn replay<C: Consumer>(words: &[u32], c: &mut C) {
                     2 => RefUse::Test,
                     _ => RefUse::Native,
                 };
-                (Event::Use { site: site(i + 1), obj: w[2], how }, 4)
+                c.consume(&Event::Use { site: site(i + 1), obj: w[2], how });
+                4
             }
             PASS => {
                 let how = if aux == 0 { RefPass::Argument(w[3]) } else { RefPass::Return };
-                (Event::Pass { site: site(i + 1), obj: w[2], how }, 5)
+                c.consume(&Event::Pass { site: site(i + 1), obj: w[2], how });
+                5
             }
             other => unreachable!("event tag {other} was never recorded"),
         };
-        c.consume(e);
         i += len;
     }
 }
@@ -457,7 +500,7 @@ mod tests {
     struct Keep(Vec<String>);
 
     impl Consumer for Keep {
-        fn consume(&mut self, e: Event<'_>) {
+        fn consume(&mut self, e: &Event<'_>) {
             self.0.push(format!("{e:?}"));
         }
         fn finish(&mut self, _: &[Method], _: &[Class]) {}

@@ -23,13 +23,14 @@
 //! value-flow analyses on, the tracker sees stores and counts those temporaries.
 
 use super::cct::Cct;
+use super::events::{Consumer, Event};
 use super::objects::{type_name, Locator};
 use super::words;
 use crate::evidence::{Evidence, HistogramBucket, LifetimeClass, LifetimeEvidence};
 use crate::report::{Finding, Location, Settings};
-use crate::vm::class::{Class, ClassId, Method};
+use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
-use crate::vm::tracker::{is_user_method, Alloc, Context, HeapLoc, Site, Tracker, Value};
+use crate::vm::tracker::{is_user_method, Alloc, Arguments, Context, Site, Tracker, Value};
 use rustc_hash::FxHashMap;
 
 const TENURING: u32 = 15;
@@ -151,29 +152,13 @@ impl LifetimeTracker {
     }
 }
 
-impl Tracker for LifetimeTracker {
-    const FINAL_COLLECTION: bool = true;
-
-    fn on_thread(&mut self, thread: usize) {
-        self.cct.switch_to(thread);
-    }
-
-    fn on_call(
-        &mut self,
-        site: Site,
-        callee: crate::vm::class::MethodId,
-        depth: usize,
-        _: Ref,
-        _: &crate::vm::tracker::Arguments,
-    ) {
+/// What the run tells the analysis, whether as a tracker on the VM's thread or as events.
+impl LifetimeTracker {
+    fn call(&mut self, site: Site, callee: MethodId, depth: usize) {
         self.cct.enter(site, callee, depth);
     }
 
-    fn on_return(&mut self, _: crate::vm::class::MethodId) {
-        self.cct.exit();
-    }
-
-    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+    fn alloc(&mut self, a: &Alloc, user: Option<Site>) {
         let node = self.cct.top();
         let next = self.records.len() as u32;
         let record = *self.index.entry((a.site, node)).or_insert(next);
@@ -181,7 +166,7 @@ impl Tracker for LifetimeTracker {
             self.records.push(Record {
                 site: a.site,
                 node,
-                user: cx.user_frame(a.site),
+                user,
                 class: a.class,
                 instances: 0,
                 bytes: 0,
@@ -206,7 +191,7 @@ impl Tracker for LifetimeTracker {
         self.now += a.bytes as u64;
     }
 
-    fn flow_store(&mut self, _: &Context, _: Site, _: HeapLoc, value: Value, _: u8, _: usize) {
+    fn store(&mut self, value: Value) {
         if value.is_ref {
             if let Some(b) = self.births.get_mut(value.bits as usize).and_then(Option::as_mut) {
                 b.stored = true;
@@ -214,19 +199,19 @@ impl Tracker for LifetimeTracker {
         }
     }
 
-    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+    fn free(&mut self, obj: Ref) {
         if let Some(b) = self.births.get_mut(obj as usize).and_then(Option::take) {
             self.die(b);
         }
     }
 
-    fn on_gc(&mut self, _: u64, _: u64) {
+    fn gc(&mut self) {
         let previous = std::mem::replace(&mut self.previous, std::mem::take(&mut self.dying));
         self.classify(previous, false);
         self.gcs += 1;
     }
 
-    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+    fn end(&mut self, methods: &[Method], classes: &[Class]) {
         // The final collection's deaths are objects that lived to the end.
         let last = std::mem::take(&mut self.previous);
         self.classify(last, true);
@@ -243,6 +228,65 @@ impl Tracker for LifetimeTracker {
             }
         }
         self.findings = self.build(methods, classes);
+    }
+}
+
+/// Alone, on the VM's thread: without value flow, so whether an object was stored is not known.
+impl Tracker for LifetimeTracker {
+    const FINAL_COLLECTION: bool = true;
+
+    fn on_thread(&mut self, thread: usize) {
+        self.cct.switch_to(thread);
+    }
+
+    fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, _: Ref, _: &Arguments) {
+        self.call(site, callee, depth);
+    }
+
+    fn on_return(&mut self, _: MethodId) {
+        self.cct.exit();
+    }
+
+    fn on_alloc(&mut self, cx: &Context, a: &Alloc) {
+        self.alloc(a, cx.user_frame(a.site));
+    }
+
+    fn on_free(&mut self, obj: Ref, _: ClassId, _: usize) {
+        self.free(obj);
+    }
+
+    fn on_gc(&mut self, _: u64, _: u64) {
+        self.gc();
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.end(methods, classes);
+    }
+}
+
+/// Fed the events, with the value-flow analyses (inline or on their thread).
+impl Consumer for LifetimeTracker {
+    const FINAL_COLLECTION: bool = true;
+    const PASSES: bool = false;
+    const FLOW: bool = false;
+
+    // Inline: most events are value flow, which this analysis passes over.
+    #[inline(always)]
+    fn consume(&mut self, e: &Event<'_>) {
+        match *e {
+            Event::Thread(t) => self.cct.switch_to(t),
+            Event::Call { site, callee, depth, .. } => self.call(site, callee, depth),
+            Event::Return(_) => self.cct.exit(),
+            Event::Alloc { alloc, user_frame } => self.alloc(&alloc, user_frame),
+            Event::Store { value, .. } => self.store(value),
+            Event::Free { obj, .. } => self.free(obj),
+            Event::Gc { .. } => self.gc(),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        self.end(methods, classes);
     }
 }
 

@@ -96,7 +96,7 @@ impl<C: Consumer> Placed<C> {
     fn emit(&mut self, e: Event<'_>) {
         match self {
             Placed::Off => {}
-            Placed::Inline(c) => c.consume(e),
+            Placed::Inline(c) => c.consume(&e),
             Placed::OwnThread(t) => {
                 t.recorder.record(&e);
                 if t.recorder.words.len() >= BATCH_WORDS {
@@ -215,35 +215,51 @@ impl<C: Consumer> Tracker for Placed<C> {
     }
     #[inline(always)]
     fn flow_new(&mut self, dst: usize) {
-        self.emit(Event::New(dst));
+        if C::FLOW {
+            self.emit(Event::New(dst));
+        }
     }
     #[inline(always)]
     fn flow_const(&mut self, site: Site, dst: usize) {
-        self.emit(Event::Const { site, dst });
+        if C::FLOW {
+            self.emit(Event::Const { site, dst });
+        }
     }
     #[inline(always)]
     fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
-        self.emit(Event::Move { site, src, dst });
+        if C::FLOW {
+            self.emit(Event::Move { site, src, dst });
+        }
     }
     #[inline(always)]
     fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
-        self.emit(Event::Shuffle { base, from });
+        if C::FLOW {
+            self.emit(Event::Shuffle { base, from });
+        }
     }
     #[inline(always)]
     fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
-        self.emit(Event::Compute { site, srcs, dst });
+        if C::FLOW {
+            self.emit(Event::Compute { site, srcs, dst });
+        }
     }
     #[inline(always)]
     fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
-        self.emit(Event::Consume { site, srcs, sink });
+        if C::FLOW {
+            self.emit(Event::Consume { site, srcs, sink });
+        }
     }
     #[inline(always)]
     fn flow_deref(&mut self, site: Site, slot: usize) {
-        self.emit(Event::Deref { site, slot });
+        if C::FLOW {
+            self.emit(Event::Deref { site, slot });
+        }
     }
     #[inline(always)]
     fn flow_load(&mut self, _: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
-        self.emit(Event::Load { site, loc, value, dst });
+        if C::FLOW {
+            self.emit(Event::Load { site, loc, value, dst });
+        }
     }
     #[inline(always)]
     fn flow_store(&mut self, _: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
@@ -251,7 +267,9 @@ impl<C: Consumer> Tracker for Placed<C> {
     }
     #[inline(always)]
     fn flow_use(&mut self, _: &Context, site: Site, obj: Ref, how: RefUse) {
-        self.emit(Event::Use { site, obj, how });
+        if C::FLOW {
+            self.emit(Event::Use { site, obj, how });
+        }
     }
     #[inline(always)]
     fn flow_pass(&mut self, _: &Context, site: Site, obj: Ref, how: RefPass) {

@@ -338,8 +338,7 @@ macro_rules! tuple_tracker {
 }
 
 tuple_tracker!(A 0, B 1);
-tuple_tracker!(A 0, B 1, C 2, D 3);
-tuple_tracker!(A 0, B 1, C 2, D 3, E 4);
+tuple_tracker!(A 0, B 1, C 2);
 
 /// An analysis that may be off: every hook goes to it when it is on.
 impl<T: Tracker> Tracker for Option<T> {

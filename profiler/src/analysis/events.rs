@@ -18,7 +18,7 @@ pub enum Event<'a> {
     /// Instructions run so far, on all threads. Only the run's total, told before `finish`, is sure
     /// to be told (an analysis on its own thread is told only that).
     Instructions(u64),
-    /// The events that follow belong to this thread: told at least whenever it changes.
+    /// The events that follow belong to this thread: told whenever it changes.
     Thread(usize),
     /// An allocation, and the innermost user frame of its thread then (`Context::user_frame`).
     Alloc {

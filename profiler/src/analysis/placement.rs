@@ -34,9 +34,6 @@ pub struct OwnThread<C> {
     worker: Option<JoinHandle<C>>,
     /// The instruction count last told: recorded once, before the stream closes.
     instructions: Option<u64>,
-    /// The thread the recorded events belong to: recorded again only when it changes (the VM tells
-    /// it at every call).
-    thread: Option<usize>,
 }
 
 impl<C: Consumer> Placed<C> {
@@ -69,7 +66,6 @@ impl<C: Consumer> Placed<C> {
                 emptied,
                 worker: Some(thread),
                 instructions: None,
-                thread: None,
             })),
             Err(_) => match slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 Some(c) => Placed::Inline(c),
@@ -170,14 +166,7 @@ impl<C: Consumer> Tracker for Placed<C> {
     }
     #[inline(always)]
     fn on_thread(&mut self, thread: usize) {
-        match self {
-            Placed::OwnThread(t) if t.thread == Some(thread) => {}
-            Placed::OwnThread(t) => {
-                t.thread = Some(thread);
-                self.emit(Event::Thread(thread));
-            }
-            _ => self.emit(Event::Thread(thread)),
-        }
+        self.emit(Event::Thread(thread));
     }
     #[inline(always)]
     fn on_call(&mut self, site: Site, callee: MethodId, depth: usize, this: Ref, args: &Arguments) {

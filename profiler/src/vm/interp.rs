@@ -186,12 +186,22 @@ impl<T: Tracker> Vm<T> {
             self.tracker.on_instructions(self.observed_instructions());
         }
         if observed {
-            self.tracker.on_thread(self.current);
+            self.tell_thread();
             let slots: &[u64] = &t.stack[arg_slots];
             let args = Arguments { slots, heap: &self.heap, methods: &self.methods, classes: &self.classes };
             self.tracker.on_call(site, m, t.frames.len(), this, &args);
         }
         Ok(())
+    }
+
+    /// Tells the trackers which thread the events that follow belong to, when it is not the one
+    /// they were told last (it is asked at every observed call, and changes far more rarely).
+    #[inline(always)]
+    pub(super) fn tell_thread(&mut self) {
+        if self.told_thread != self.current {
+            self.told_thread = self.current;
+            self.tracker.on_thread(self.current);
+        }
     }
 
     /// Runs until the frame at depth `base` returns; returns its value (0 for void).
@@ -213,7 +223,7 @@ impl<T: Tracker> Vm<T> {
             if T::INSTRUCTIONS {
                 self.tracker.on_instructions(self.observed_instructions());
             }
-            self.tracker.on_thread(self.current);
+            self.tell_thread();
         }
 
         macro_rules! flush_count {

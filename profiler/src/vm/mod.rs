@@ -438,6 +438,8 @@ pub struct Vm<T: Tracker = NoTracker> {
     pub(crate) threads: Vec<threads::Slot>,
     /// Index of the running thread.
     pub(crate) current: usize,
+    /// The thread trackers were last told the events belong to (`usize::MAX`: none yet).
+    told_thread: usize,
     /// Instruction count at which the running thread's slice ends.
     pub(crate) switch_at: u64,
     /// True once `main` runs under the scheduler (start-up runs on the main thread alone).
@@ -530,6 +532,7 @@ impl<T: Tracker> Vm<T> {
             next_tid_address: 0,
             threads: Vec::new(),
             current: 0,
+            told_thread: usize::MAX,
             switch_at: u64::MAX,
             scheduling: false,
             retry_native: false,

@@ -180,7 +180,8 @@ pub trait Tracker: 'static {
     /// so `Arrays.copyOf`, array `clone`), or, for an instance's `clone`, its field slots.
     #[inline(always)]
     fn on_bulk_copy(&mut self, src: Ref, src_pos: usize, dst: Ref, dst_pos: usize, len: usize, unit: Bulk) {}
-    /// The events and slot indices that follow belong to thread `thread` (the VM's index).
+    /// The events and slot indices that follow belong to thread `thread` (the VM's index); told
+    /// whenever it changes, and only then.
     #[inline(always)]
     fn on_thread(&mut self, thread: usize) {}
     /// A frame for `callee`, called from `site`, was pushed; it is the `depth`-th frame of its

@@ -134,7 +134,7 @@ impl<T: Tracker> Vm<T> {
         t.natives.pop();
         // The native may have run Java code (even other threads) in between.
         if self.observing(t) {
-            self.tracker.on_thread(self.current);
+            self.tell_thread();
             if T::FLOW {
                 self.tracker.flow_new(args_at);
             }

@@ -191,3 +191,62 @@ fn a_crash_keeps_what_the_trackers_saw() {
     assert!(tracker.finished, "the trackers were not finished after the crash");
     assert!(result.stats.instructions > 10_000, "the run's statistics are kept: {:?}", result.stats);
 }
+
+const THREADS: &str = r#"
+public class Threads {
+    static int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += step(i); return s; }
+    static int step(int i) { return i % 7; }
+    public static void main(String[] args) throws Exception {
+        int[] r = new int[2];
+        Thread a = new Thread(() -> r[0] = work(200000));
+        Thread b = new Thread(() -> r[1] = work(200000));
+        a.start(); b.start(); a.join(); b.join();
+        System.out.println(r[0] + r[1]);
+    }
+}
+"#;
+
+/// Records which thread the trackers are told the events belong to, and the calls told before any.
+#[derive(Default)]
+struct ThreadTells {
+    tells: Vec<usize>,
+    calls: u64,
+    calls_untold: u64,
+}
+
+impl bloatlens_profiler::vm::Tracker for ThreadTells {
+    fn on_thread(&mut self, thread: usize) {
+        self.tells.push(thread);
+    }
+    fn on_call(
+        &mut self,
+        _: bloatlens_profiler::vm::tracker::Site,
+        _: bloatlens_profiler::vm::class::MethodId,
+        _: usize,
+        _: bloatlens_profiler::vm::heap::Ref,
+        _: &bloatlens_profiler::vm::tracker::Arguments,
+    ) {
+        self.calls += 1;
+        self.calls_untold += self.tells.is_empty() as u64;
+    }
+}
+
+/// The running thread is told whenever it changes and only then: with two threads time-sliced,
+/// every tell names another thread than the one before, and no call comes before the first tell.
+#[test]
+fn the_thread_is_told_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Threads.java"), THREADS).unwrap();
+    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(dir.path().join("Threads.java")).status().unwrap();
+    assert!(ok.success());
+    let mut config = RunConfig::new(dir.path().display().to_string(), "Threads");
+    config.capture = true;
+    let (result, t) = run_with(&config, ThreadTells::default()).unwrap();
+    assert_eq!(String::from_utf8_lossy(&result.stdout), "1199988\n", "{:?}", result.outcome);
+    assert!(t.calls > 400_000, "both workers' calls are seen: {}", t.calls);
+    assert_eq!(t.calls_untold, 0);
+    let distinct: std::collections::BTreeSet<usize> = t.tells.iter().copied().collect();
+    assert!(distinct.len() >= 3, "main and both workers are told: {:?}", distinct);
+    assert!(t.tells.windows(2).all(|w| w[0] != w[1]), "a tell repeats the thread before it: {:?}", t.tells);
+    assert!(t.tells.len() < 10_000, "told at every call, not at every change: {}", t.tells.len());
+}

@@ -19,19 +19,22 @@ public class Work {
 }
 "#;
 
-fn compile() -> tempfile::TempDir {
+/// `source` compiled as class `name` into a fresh directory, and the run of its `main` there,
+/// capturing its output.
+fn compiled(name: &str, source: &str) -> (tempfile::TempDir, RunConfig) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("Work.java"), PROGRAM).unwrap();
-    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(dir.path().join("Work.java")).status().unwrap();
+    let file = dir.path().join(format!("{name}.java"));
+    std::fs::write(&file, source).unwrap();
+    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(&file).status().unwrap();
     assert!(ok.success());
-    dir
+    let mut config = RunConfig::new(dir.path().display().to_string(), name);
+    config.capture = true;
+    (dir, config)
 }
 
 #[test]
 fn hooks_count_what_the_program_does() {
-    let dir = compile();
-    let mut config = RunConfig::new(dir.path().display().to_string(), "Work");
-    config.capture = true;
+    let (_dir, config) = compiled("Work", PROGRAM);
     let (plain, _) = run_with(&config, NoTracker).unwrap();
     let (result, counts) = run_with(&config, CountingTracker::default()).unwrap();
     assert!(matches!(result.outcome, Outcome::Exited(0)), "{:?}", result.outcome);
@@ -138,12 +141,7 @@ public class Flow {
 
 #[test]
 fn shadows_carry_a_value_through_every_kind_of_storage() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("Flow.java"), TAINT_PROGRAM).unwrap();
-    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(dir.path().join("Flow.java")).status().unwrap();
-    assert!(ok.success());
-    let mut config = RunConfig::new(dir.path().display().to_string(), "Flow");
-    config.capture = true;
+    let (_dir, config) = compiled("Flow", TAINT_PROGRAM);
     let (result, taint) = run_with(&config, taint::Taint::default()).unwrap();
     assert_eq!(String::from_utf8_lossy(&result.stdout), format!("{} 5\n", taint::MAGIC * 2));
     let out = taint.static_stores.iter().find(|s| s.0 == taint::MAGIC * 2).expect("the store to OUT");
@@ -175,9 +173,7 @@ impl bloatlens_profiler::vm::Tracker for CrashingTracker {
 /// crash as its reason, and the trackers are finished and handed back for a partial report.
 #[test]
 fn a_crash_keeps_what_the_trackers_saw() {
-    let dir = compile();
-    let mut config = RunConfig::new(dir.path().display().to_string(), "Work");
-    config.capture = true;
+    let (_dir, config) = compiled("Work", PROGRAM);
     let (_, counts) = run_with(&config, CountingTracker::default()).unwrap();
     // Late in main: after the 1000 cells.
     let at = counts.allocations - 2;
@@ -235,12 +231,7 @@ impl bloatlens_profiler::vm::Tracker for ThreadTells {
 /// every tell names another thread than the one before, and no call comes before the first tell.
 #[test]
 fn the_thread_is_told_when_it_changes() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("Threads.java"), THREADS).unwrap();
-    let ok = Command::new("javac").arg("-d").arg(dir.path()).arg(dir.path().join("Threads.java")).status().unwrap();
-    assert!(ok.success());
-    let mut config = RunConfig::new(dir.path().display().to_string(), "Threads");
-    config.capture = true;
+    let (_dir, config) = compiled("Threads", THREADS);
     let (result, t) = run_with(&config, ThreadTells::default()).unwrap();
     assert_eq!(String::from_utf8_lossy(&result.stdout), "1199988\n", "{:?}", result.outcome);
     assert!(t.calls > 400_000, "both workers' calls are seen: {}", t.calls);

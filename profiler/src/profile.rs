@@ -124,8 +124,10 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
     let mut graphs = Graphs::default();
     let (result, findings, copy_profile) = if flow {
         // Copy profiling, cost-benefit analysis and lifetimes need nothing but the events: on a
-        // thread of their own (one for all, so the events are recorded once) when there are cores
-        // to spare.
+        // thread of their own when there are cores to spare (the events recorded once), and
+        // cost-benefit, the costliest, on one more beside it when there are cores for that too.
+        let own = config.threads == AnalysisThreads::Own;
+        let beside = own && std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
         let event_fed = (
             (
                 a.copy.then(|| {
@@ -133,13 +135,13 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
                     t.keep_graph = keep_graphs;
                     t
                 }),
-                a.costben.then(|| CostBenefitTracker::new(s.clone())),
+                a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, true)),
             ),
-            a.lifetime.then(|| LifetimeTracker::new(s.clone(), s.young_gen_bytes, true)),
+            Placed::new(a.costben.then(|| CostBenefitTracker::new(s.clone())), beside, "cost-benefit"),
         );
         let event_fed = (a.copy || a.costben || a.lifetime).then_some(event_fed);
         let trackers = (
-            Placed::new(event_fed, config.threads == AnalysisThreads::Own, "analyses"),
+            Placed::new(event_fed, own, "analyses"),
             a.refprop.then(|| {
                 let mut t = RefPropTracker::new(s.clone());
                 t.keep_graph = keep_graphs;
@@ -148,7 +150,10 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
         );
         let (r, (event_fed, p, b)) = run_with(&run, trackers)?;
-        let ((c, cb), l) = event_fed.into_inner().unwrap_or_default();
+        let ((c, l), cb) = match event_fed.into_inner() {
+            Some((rest, cb)) => (rest, cb.into_inner()),
+            None => ((None, None), None),
+        };
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {

@@ -464,14 +464,16 @@ fn observing_user_code_keeps_findings() -> Result<(), Failed> {
     }
 }
 
-/// Copy profiling, cost-benefit analysis and lifetimes on a thread of their own, fed the recorded
-/// event stream, find exactly what they find inline on the VM's thread: both placements watch the
-/// same run of every program of the snapshots and the corpus, and come to the same findings with
-/// the same figures (and the same copy profile, the same cost summary).
+/// Copy profiling, cost-benefit analysis and lifetimes on threads of their own, fed the recorded
+/// event stream (cost-benefit on a second thread beside the first, taking its batches), find
+/// exactly what they find inline on the VM's thread: both placements watch the same run of every
+/// program of the snapshots and the corpus, and come to the same findings with the same figures
+/// (and the same copy profile, the same cost summary).
 fn own_threads_keep_findings() -> Result<(), Failed> {
-    type EventFed = ((Option<CopyTracker>, Option<CostBenefitTracker>), Option<LifetimeTracker>);
+    type EventFed = ((Option<CopyTracker>, Option<LifetimeTracker>), Placed<CostBenefitTracker>);
     let found = |t: Placed<EventFed>| -> Result<[String; 3], Failed> {
-        let ((Some(copy), Some(costben)), Some(lifetime)) = t.into_inner().ok_or("the analyses were on")? else {
+        let ((copy, lifetime), costben) = t.into_inner().ok_or("the analyses were on")?;
+        let (Some(copy), Some(costben), Some(lifetime)) = (copy, costben.into_inner(), lifetime) else {
             return Err("every analysis was on".into());
         };
         Ok([
@@ -486,13 +488,13 @@ fn own_threads_keep_findings() -> Result<(), Failed> {
     for dir in &dirs {
         let (_classes, mut run) = compiled_run(dir)?;
         run.gc_interval_bytes = Some(s.young_gen_bytes);
-        let analyses = || {
+        let analyses = |beside: bool| {
             Some((
-                (Some(CopyTracker::new(s.clone())), Some(CostBenefitTracker::new(s.clone()))),
-                Some(LifetimeTracker::new(s.clone(), s.young_gen_bytes, true)),
+                (Some(CopyTracker::new(s.clone())), Some(LifetimeTracker::new(s.clone(), s.young_gen_bytes, true))),
+                Placed::new(Some(CostBenefitTracker::new(s.clone())), beside, "cost-benefit"),
             ))
         };
-        let both = (Placed::new(analyses(), false, "inline"), Placed::new(analyses(), true, "analyses"));
+        let both = (Placed::new(analyses(false), false, "inline"), Placed::new(analyses(true), true, "analyses"));
         let (result, (inline, own)) = run_with(&run, both).map_err(|e| e.to_string())?;
         if result.stats.instructions < 100_000 {
             differ.push(format!("{}: did not run ({:?})", dir.display(), result.outcome));

@@ -120,9 +120,24 @@ pub trait Consumer: Send + 'static {
     /// only stores of it are recorded.
     const FLOW: bool = true;
     fn consume(&mut self, e: &Event<'_>);
+    /// Whether a part of the analysis runs on a thread of its own beside the one that feeds it
+    /// (a `Placed` consumer), and so takes whole batches rather than their events.
+    fn beside(&self) -> bool {
+        false
+    }
+    /// A batch of recorded events: replayed here, or handed whole to the parts that run beside.
+    fn consume_batch(&mut self, words: &Batch)
+    where
+        Self: Sized,
+    {
+        replay(words, self);
+    }
     /// The run is over and every event consumed (`Tracker::finish`).
     fn finish(&mut self, methods: &[Method], classes: &[Class]);
 }
+
+/// Recorded events as they pass between threads: shared by every thread that replays them.
+pub type Batch = std::sync::Arc<Vec<u32>>;
 
 /// An analysis that may be off.
 impl<C: Consumer> Consumer for Option<C> {
@@ -133,6 +148,14 @@ impl<C: Consumer> Consumer for Option<C> {
     fn consume(&mut self, e: &Event<'_>) {
         if let Some(c) = self {
             c.consume(e);
+        }
+    }
+    fn beside(&self) -> bool {
+        self.as_ref().is_some_and(C::beside)
+    }
+    fn consume_batch(&mut self, words: &Batch) {
+        if let Some(c) = self {
+            c.consume_batch(words);
         }
     }
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
@@ -151,6 +174,18 @@ impl<A: Consumer, B: Consumer> Consumer for (A, B) {
     fn consume(&mut self, e: &Event<'_>) {
         self.0.consume(e);
         self.1.consume(e);
+    }
+    fn beside(&self) -> bool {
+        self.0.beside() || self.1.beside()
+    }
+    fn consume_batch(&mut self, words: &Batch) {
+        // Replayed once for both, unless one takes it whole.
+        if self.beside() {
+            self.0.consume_batch(words);
+            self.1.consume_batch(words);
+        } else {
+            replay(words, self);
+        }
     }
     fn finish(&mut self, methods: &[Method], classes: &[Class]) {
         self.0.finish(methods, classes);

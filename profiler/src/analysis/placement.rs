@@ -4,7 +4,7 @@
 //! core meanwhile. Either way the analysis sees the same events in the same order, so its findings
 //! are the same; it finishes on the VM's thread, where the VM's classes can be read.
 
-use super::events::{replay, Consumer, Event, Recorder};
+use super::events::{Batch, Consumer, Event, Recorder};
 use crate::vm::class::{Class, ClassId, Method, MethodId};
 use crate::vm::heap::Ref;
 use crate::vm::tracker::{
@@ -28,7 +28,7 @@ pub enum Placed<C: Consumer> {
 /// The recording side of an analysis on its own thread.
 pub struct OwnThread<C> {
     recorder: Recorder,
-    batches: Option<SyncSender<Vec<u32>>>,
+    batches: Option<SyncSender<Batch>>,
     /// Emptied batches, back from the analysis' thread for reuse.
     emptied: Receiver<Vec<u32>>,
     worker: Option<JoinHandle<C>>,
@@ -44,7 +44,7 @@ impl<C: Consumer> Placed<C> {
         if !own_thread {
             return Placed::Inline(c);
         }
-        let (batches, incoming) = sync_channel::<Vec<u32>>(BATCHES_IN_FLIGHT);
+        let (batches, incoming) = sync_channel::<Batch>(BATCHES_IN_FLIGHT);
         let (give_back, emptied) = sync_channel::<Vec<u32>>(BATCHES_IN_FLIGHT + 1);
         // The thread takes the analysis from a shared slot rather than by move, so that when the
         // thread cannot be started the analysis is still here, to run inline.
@@ -52,10 +52,13 @@ impl<C: Consumer> Placed<C> {
         let taken = slot.clone();
         let spawned = std::thread::Builder::new().name(format!("bloatlens-{name}")).spawn(move || {
             let mut c = taken.lock().unwrap_or_else(|e| e.into_inner()).take().expect("the analysis");
-            for mut batch in incoming {
-                replay(&batch, &mut c);
-                batch.clear();
-                let _ = give_back.try_send(batch);
+            for batch in incoming {
+                c.consume_batch(&batch);
+                // Reused unless a thread beside this one still reads it.
+                if let Ok(mut words) = std::sync::Arc::try_unwrap(batch) {
+                    words.clear();
+                    let _ = give_back.try_send(words);
+                }
             }
             c
         });
@@ -103,6 +106,39 @@ impl<C: Consumer> Placed<C> {
     }
 }
 
+/// A consumer placed on a thread of its own beside the thread that feeds it (another analysis'
+/// thread): it takes that thread's batches whole, so the events are recorded once and each part
+/// replays them on a core of its own.
+impl<C: Consumer> Consumer for Placed<C> {
+    const FINAL_COLLECTION: bool = C::FINAL_COLLECTION;
+    const PASSES: bool = C::PASSES;
+    const FLOW: bool = C::FLOW;
+    fn consume(&mut self, e: &Event<'_>) {
+        self.emit(*e);
+    }
+    fn beside(&self) -> bool {
+        matches!(self, Placed::OwnThread(_))
+    }
+    fn consume_batch(&mut self, words: &Batch) {
+        match self {
+            Placed::Off => {}
+            Placed::Inline(c) => c.consume_batch(words),
+            // Only when `beside`: its feeder's batches.
+            Placed::OwnThread(t) => {
+                if !t.recorder.words.is_empty() {
+                    t.send();
+                }
+                if let Some(tx) = &t.batches {
+                    let _ = tx.send(words.clone());
+                }
+            }
+        }
+    }
+    fn finish(&mut self, methods: &[Method], classes: &[Class]) {
+        Tracker::finish(self, methods, classes);
+    }
+}
+
 impl<C: Consumer> OwnThread<C> {
     #[inline(never)]
     fn send(&mut self) {
@@ -111,7 +147,7 @@ impl<C: Consumer> OwnThread<C> {
         if let Some(tx) = &self.batches {
             // The analysis' thread ends only when this side closes the channel, or by a panic,
             // which `join` passes on.
-            let _ = tx.send(batch);
+            let _ = tx.send(Batch::new(batch));
         }
     }
 

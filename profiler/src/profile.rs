@@ -76,7 +76,8 @@ impl Analyses {
 pub enum AnalysisThreads {
     /// All on the VM's thread.
     Inline,
-    /// On a thread of their own (one for all of them), fed the recorded events.
+    /// On a thread of their own, fed the recorded events (cost-benefit on a second one beside it
+    /// when the machine has more than two cores).
     Own,
 }
 

@@ -113,8 +113,13 @@ impl<C: Consumer> Consumer for Placed<C> {
     const FINAL_COLLECTION: bool = C::FINAL_COLLECTION;
     const PASSES: bool = C::PASSES;
     const FLOW: bool = C::FLOW;
+    #[inline(always)]
     fn consume(&mut self, e: &Event<'_>) {
-        self.emit(*e);
+        match self {
+            // Passed on as it came: no copy of the event where it runs inline.
+            Placed::Inline(c) => c.consume(e),
+            _ => self.emit(*e),
+        }
     }
     fn beside(&self) -> bool {
         matches!(self, Placed::OwnThread(_))

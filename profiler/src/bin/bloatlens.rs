@@ -110,8 +110,8 @@ struct ProfileArgs {
     #[arg(long)]
     observe_everything: bool,
     /// Run every analysis on the VM's thread (by default, on a machine with more than one core, copy
-    /// profiling and cost-benefit analysis run on a thread of their own, fed the recorded events; the
-    /// findings are the same).
+    /// profiling, cost-benefit analysis and lifetimes run on a thread of their own, fed the recorded
+    /// events, and cost-benefit on one more with more than two cores; the findings are the same).
     #[arg(long)]
     inline_analyses: bool,
     /// The main class when the target is a source directory with several mains.

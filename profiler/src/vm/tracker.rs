@@ -301,47 +301,47 @@ macro_rules! tuple_tracker {
             fn finish(&mut self, methods: &[Method], classes: &[Class]) {
                 $(self.$i.finish(methods, classes);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_new(&mut self, dst: usize) {
                 $(self.$i.flow_new(dst);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_const(&mut self, site: Site, dst: usize) {
                 $(self.$i.flow_const(site, dst);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_move(&mut self, site: Site, src: usize, dst: usize) {
                 $(self.$i.flow_move(site, src, dst);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_shuffle(&mut self, base: usize, from: &[usize]) {
                 $(self.$i.flow_shuffle(base, from);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_compute(&mut self, site: Site, srcs: &[usize], dst: Option<usize>) {
                 $(self.$i.flow_compute(site, srcs, dst);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_consume(&mut self, site: Site, srcs: &[usize], sink: Sink) {
                 $(self.$i.flow_consume(site, srcs, sink);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_deref(&mut self, site: Site, slot: usize) {
                 $(self.$i.flow_deref(site, slot);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_load(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, dst: usize) {
                 $(self.$i.flow_load(cx, site, loc, value, dst);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_store(&mut self, cx: &Context, site: Site, loc: HeapLoc, value: Value, bytes: u8, src: usize) {
                 $(self.$i.flow_store(cx, site, loc, value, bytes, src);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_use(&mut self, cx: &Context, site: Site, obj: Ref, how: RefUse) {
                 $(self.$i.flow_use(cx, site, obj, how);)+
             }
-            #[inline]
+            #[inline(always)]
             fn flow_pass(&mut self, cx: &Context, site: Site, obj: Ref, how: RefPass) {
                 $(self.$i.flow_pass(cx, site, obj, how);)+
             }

@@ -34,6 +34,9 @@ pub struct Config {
     /// one, `System.in` is empty (the server's own stdin is the editor's protocol stream).
     pub stdin_file: Option<PathBuf>,
     pub profile_on_save: bool,
+    /// Keep a VM with the JDK booted between runs (tens of megabytes while idle), so that a save
+    /// does not wait for the JDK's start-up.
+    pub boot_ahead: bool,
     /// What a profiled program may change on disk.
     pub sandbox: SandboxSettings,
     pub analyses: AnalysesConfig,
@@ -62,6 +65,7 @@ impl Default for Config {
             test_timeouts: Default::default(),
             stdin_file: None,
             profile_on_save: true,
+            boot_ahead: true,
             sandbox: SandboxSettings::default(),
             analyses: AnalysesConfig::default(),
             budgets: Budgets::default(),

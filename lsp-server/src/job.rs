@@ -8,6 +8,7 @@ use crate::rebuild;
 use crate::warm_javac::WarmJavac;
 use bloatlens_profiler::javac::{self, Diagnostic as JavacDiagnostic};
 use bloatlens_profiler::junit::{self, TestLaunch};
+use bloatlens_profiler::prepared::Prepared;
 use bloatlens_profiler::private_dir;
 use bloatlens_profiler::profile::{profile, ProfileConfig};
 use bloatlens_profiler::project::suite::{self, Scope};
@@ -16,6 +17,7 @@ use bloatlens_profiler::project::{self, Build, Discovery, Project};
 use bloatlens_profiler::report::Report;
 use bloatlens_profiler::run::RunConfig;
 use bloatlens_profiler::vm::sandbox::{SandboxConfig, WorkspaceWrites, WriteLog};
+use bloatlens_profiler::vm::{Outcome as RunOutcome, VmError};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -54,6 +56,8 @@ pub enum Outcome {
         report: Box<Report>,
         compile: Duration,
         run: Duration,
+        /// The run took a VM whose JDK had booted ahead, after the run before it.
+        booted_ahead: bool,
         /// Where the run's sources are: its findings' files are under these.
         roots: Vec<PathBuf>,
         /// How Maven's class paths were found, when this run asked for them.
@@ -100,6 +104,11 @@ pub fn remove_cache_dirs() {
         let _ = dir.close();
     }
 }
+
+/// The VM booted for the next run ([`Prepared`]): after each run one boots for a run like it,
+/// which the next save takes when its run boots alike (the same class path, properties and
+/// settings: most saves), so that a save does not wait for the JDK's start-up.
+pub type Ahead = Arc<Mutex<Option<Prepared>>>;
 
 /// The workspace's project (its sources and Maven's class paths), shared by runs: opened on
 /// first use, and again after a `pom.xml` changed.
@@ -302,6 +311,7 @@ pub fn run(
     plan: &Plan,
     compiler: &Compiler,
     projects: &Projects,
+    ahead: &Ahead,
     cancel: Arc<AtomicBool>,
     writes: WriteLog,
     on_compiled: impl FnOnce(),
@@ -521,9 +531,18 @@ pub fn run(
         threads: Default::default(),
     };
     let run_started = Instant::now();
-    let profiled = profile(&config);
+    let booted_ahead = ahead.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let (profiled, booted_ahead) = match booted_ahead.and_then(|vm| vm.run(&config)) {
+        Some(profiled) => (profiled, true),
+        None => (profile(&config), false),
+    };
     // The run's heap and trackers are gone: their memory goes back to the system.
     bloatlens_profiler::run::give_memory_back();
+    // The next save's VM boots now, while the user reads this one's findings.
+    let ended = matches!(&profiled, Ok((r, _)) if !matches!(r.outcome, RunOutcome::Stopped(VmError::Cancelled)));
+    if plan.config.boot_ahead && ended {
+        *ahead.lock().unwrap_or_else(|e| e.into_inner()) = Prepared::boot(config.clone()).ok();
+    }
     match profiled {
         Ok((_, mut report)) => {
             if let Some(launch) = &test_launch {
@@ -532,7 +551,15 @@ pub fn run(
                 }
             }
             let notes = sandbox_notes(&sandbox);
-            Outcome::Report { report: Box::new(report), compile, run: run_started.elapsed(), roots, discovery, notes }
+            Outcome::Report {
+                report: Box::new(report),
+                compile,
+                run: run_started.elapsed(),
+                booted_ahead,
+                roots,
+                discovery,
+                notes,
+            }
         }
         Err(e) => Outcome::Failed(format!("Bloatlens could not run {}: {e}", plan.main_class)),
     }

@@ -299,6 +299,7 @@ pub struct State {
     /// The last status sent, to send only changes.
     sent_status: Option<serde_json::Value>,
     compiler: job::Compiler,
+    ahead: job::Ahead,
     /// The source roots of the last published run, where its findings' files are.
     source_roots: Vec<PathBuf>,
     projects: job::Projects,
@@ -349,6 +350,7 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         client_ready: false,
         sent_status: None,
         compiler: job::Compiler::default(),
+        ahead: job::Ahead::default(),
         source_roots: Vec::new(),
         projects: job::Projects::default(),
         suppressed: HashSet::new(),
@@ -578,7 +580,7 @@ impl State {
         });
         self.snap.status = Status::Compiling { main_class: plan.main_class.clone(), run: generation };
         let (client, events, progress) = (self.client.clone(), self.events.clone(), self.client_progress);
-        let (compiler, projects) = (self.compiler.clone(), self.projects.clone());
+        let (compiler, projects, ahead) = (self.compiler.clone(), self.projects.clone(), self.ahead.clone());
         let writes = WriteLog::default();
         if self.program_writes.len() >= PROGRAM_WRITE_LOGS {
             self.program_writes.remove(0);
@@ -619,7 +621,7 @@ impl State {
                 let _ = compiled_events.send(Event::Compiled { generation });
             };
             let mut job = tokio::task::spawn_blocking(move || {
-                job::run(&job_plan, &compiler, &projects, cancel, writes, compiled)
+                job::run(&job_plan, &compiler, &projects, &ahead, cancel, writes, compiled)
             });
             let finished = tokio::select! {
                 outcome = &mut job => Some(outcome),
@@ -866,7 +868,7 @@ impl State {
         }
         self.running = None;
         match outcome {
-            Outcome::Report { report, compile, run, roots, discovery, notes } => {
+            Outcome::Report { report, compile, run, booted_ahead, roots, discovery, notes } => {
                 if report.run.outcome == "cancelled" {
                     return;
                 }
@@ -926,11 +928,12 @@ impl State {
                     .filter(|f| f.hidden.is_none() && self.suppressed.contains(&to_proto::key(f)))
                     .count();
                 self.log(format!(
-                    "profiled {} in {} (javac {}, run {}): {}{chosen}",
+                    "profiled {} in {} (javac {}, run {}{}): {}{chosen}",
                     plan.main_class,
                     human_duration(compile + run),
                     human_duration(compile),
                     human_duration(run),
+                    if booted_ahead { " on a JDK booted ahead" } else { "" },
                     to_proto::findings_summary(
                         &report.findings,
                         report.run.settings.min_share,

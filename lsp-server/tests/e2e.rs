@@ -538,6 +538,45 @@ fn several_mains_ask_for_a_choice_and_the_choice_sticks() {
     ed.finish();
 }
 
+/// Saves `u` and returns the run's log line.
+fn save_and_log(ed: &mut Editor, u: &str) -> String {
+    ed.save(u);
+    ed.progress();
+    ed.diagnostics(u);
+    ed.notification("window/logMessage")["message"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn later_saves_run_on_a_jdk_booted_ahead_unless_it_boots_otherwise() {
+    let src = fixture("result_per_call");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    let first = save_and_log(&mut ed, &u);
+    assert!(first.starts_with("profiled Main in ") && !first.contains("booted ahead"), "{first}");
+    let second = save_and_log(&mut ed, &u);
+    assert!(second.contains(" on a JDK booted ahead)"), "{second}");
+    // Other arguments are the run's own: the VM booted ahead runs them.
+    ed.notify("workspace/didChangeConfiguration", json!({"settings": {"bloatlens": {"args": ["7"]}}}));
+    let third = save_and_log(&mut ed, &u);
+    assert!(third.contains(" on a JDK booted ahead)"), "{third}");
+    // The analyses are made before the JDK boots, with their thresholds: other thresholds, another VM.
+    ed.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"bloatlens": {"args": ["7"], "thresholds": {"minCopies": 3}}}}),
+    );
+    let fourth = save_and_log(&mut ed, &u);
+    assert!(!fourth.contains("booted ahead"), "{fourth}");
+    ed.finish();
+
+    let mut ed = start(&[("Main.java", &src)], json!({"bootAhead": false}));
+    let u = ed.open("Main.java");
+    for _ in 0..2 {
+        let line = save_and_log(&mut ed, &u);
+        assert!(line.starts_with("profiled Main in ") && !line.contains("booted ahead"), "{line}");
+    }
+    ed.finish();
+}
+
 #[test]
 fn a_remembered_entry_point_is_used_from_the_start() {
     let a = "public class A {\n    public static void main(String[] args) { System.out.println(new StringBuilder(\"a\")); }\n}\n";

@@ -13,6 +13,7 @@ pub mod graphs;
 pub mod javac;
 pub mod junit;
 pub mod patterns;
+pub mod prepared;
 pub mod private_dir;
 pub mod profile;
 pub mod project;

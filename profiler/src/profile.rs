@@ -10,9 +10,9 @@ use crate::analysis::placement::Placed;
 use crate::analysis::refprop::RefPropTracker;
 use crate::graphs::Graphs;
 use crate::report::{Finding, Kind, MethodCopies, Report, RunInfo, Settings, Severity, SCHEMA};
-use crate::run::{locate_jdk, run_with, RunConfig, RunResult};
+use crate::run::{locate_jdk, run_when, RunConfig, RunResult};
 use crate::triage::{triage, RunTotals, SiteCalls};
-use crate::vm::{Outcome, VmError};
+use crate::vm::{NoTracker, Outcome, VmError};
 
 /// Which analyses run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,27 +102,95 @@ pub struct ProfileConfig {
 /// Runs the program under the chosen analyses. `Err` only when the run could not start (no JDK,
 /// a missing class path entry, boot failure).
 pub fn profile(config: &ProfileConfig) -> Result<(RunResult, Report), VmError> {
-    profile_keeping(config, false).map(|(r, report, _)| (r, report))
+    profile_when(config, false, || Some(config.clone())).map(|(r, report, _)| (r, report))
 }
 
 /// [`profile`], also keeping the analyses' graphs as they stand at the end (for `--format dot`).
 pub fn profile_with_graphs(config: &ProfileConfig) -> Result<(RunResult, Report, Graphs), VmError> {
-    profile_keeping(config, true)
+    profile_when(config, true, || Some(config.clone()))
 }
 
-fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResult, Report, Graphs), VmError> {
+impl ProfileConfig {
+    /// Whether a profile booted with `self` can run `other` (see [`RunConfig::boots_like`]): the
+    /// same analyses with the same settings, on a VM booted alike.
+    pub fn boots_like(&self, other: &ProfileConfig) -> bool {
+        let ProfileConfig { run, analyses, settings, threads } = self;
+        run.boots_like(&other.run)
+            && *analyses == other.analyses
+            && *settings == other.settings
+            && *threads == other.threads
+    }
+
+    /// The run's config as the VM takes it: lifetimes set the young generation's size.
+    fn vm_run(&self) -> RunConfig {
+        let mut run = self.run.clone();
+        if self.analyses.lifetime {
+            run.gc_interval_bytes = Some(self.settings.young_gen_bytes);
+        }
+        run
+    }
+}
+
+/// A profile booted with `config` that waits, before `main`, for `start` to say which run it is
+/// (a config that [boots like](ProfileConfig::boots_like) `config`; see [`crate::run::run_when`]);
+/// the report is of that run.
+pub(crate) fn profile_when(
+    config: &ProfileConfig,
+    keep_graphs: bool,
+    start: impl FnOnce() -> Option<ProfileConfig> + Send,
+) -> Result<(RunResult, Report, Graphs), VmError> {
+    let mut started = None;
+    let start = || {
+        let c = start()?;
+        let run = c.vm_run();
+        started = Some(c);
+        Some(run)
+    };
+    let (result, findings, copy_profile, analysed) = analyse(config, keep_graphs, start)?;
+    let config = started.as_ref().unwrap_or(config);
+    let (s, mut findings) = (&config.settings, findings);
+    let Analysed { tree, cost_benefit, calls, user_work, graphs } = analysed;
+    let counted = crate::cost_model::Work::new(result.stats.instructions, result.stats.allocated_bytes);
+    // Tests run from JUnit's launcher, whose discovery and reporting are no part of the program:
+    // their findings' shares are of the tests' own work (what ran in their frames and below).
+    let program = match user_work {
+        Some(w) if config.run.main_class == crate::junit::RUNNER_CLASS && w.instructions > 0 => w,
+        _ => counted.minus(result.boot),
+    };
+    let totals = RunTotals { program };
+    findings = triage(findings, &totals, &calls, s);
+    if matches!(result.outcome, Outcome::Stopped(_)) {
+        keep_what_a_stopped_run_knows(&mut findings);
+    }
+    let mut report = make_report(config, &result, findings, copy_profile);
+    report.call_tree = tree;
+    report.cost_benefit = cost_benefit;
+    Ok((result, report, graphs))
+}
+
+/// What the analyses leave beside their findings.
+#[derive(Default)]
+struct Analysed {
+    tree: Option<crate::analysis::calltree::CallTree>,
+    cost_benefit: Option<crate::report::CostSummary>,
+    calls: SiteCalls,
+    user_work: Option<crate::cost_model::Work>,
+    graphs: Graphs,
+}
+
+/// The run under the trackers of `config`'s analyses, and what each found.
+fn analyse(
+    config: &ProfileConfig,
+    keep_graphs: bool,
+    start: impl FnOnce() -> Option<RunConfig> + Send,
+) -> Result<(RunResult, Vec<Finding>, Vec<MethodCopies>, Analysed), VmError> {
     let s = config.settings.clone();
     let a = config.analyses;
-    let mut run = config.run.clone();
-    if a.lifetime {
-        run.gc_interval_bytes = Some(s.young_gen_bytes);
-    }
+    let run = config.vm_run();
     // Two shapes of tracker, so the interpreter is built twice, not once per combination: with
     // value flow (any analysis but lifetimes on) and without (lifetimes alone only watch events).
     let flow = a.copy || a.refprop || a.costben || a.bottleneck;
-    let (mut tree, mut cost_benefit, mut calls) = (None, None, SiteCalls::new());
-    let mut user_work = None;
-    let mut graphs = Graphs::default();
+    let mut analysed = Analysed::default();
     let (result, findings, copy_profile) = if flow {
         // Copy profiling, cost-benefit analysis and lifetimes need nothing but the events: on a
         // thread of their own when there are cores to spare (the events recorded once), and
@@ -150,7 +218,7 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
             }),
             a.bottleneck.then(|| BottleneckTracker::new(s.clone())),
         );
-        let (r, (event_fed, p, b)) = run_with(&run, trackers)?;
+        let (r, (event_fed, p, b)) = run_when(&run, trackers, start)?;
         let ((c, l), cb) = match event_fed.into_inner() {
             Some((rest, cb)) => (rest, cb.into_inner()),
             None => ((None, None), None),
@@ -158,51 +226,36 @@ fn profile_keeping(config: &ProfileConfig, keep_graphs: bool) -> Result<(RunResu
         let mut f = Vec::new();
         let mut profile = Vec::new();
         if let Some(c) = c {
-            graphs.copy = c.graph;
+            analysed.graphs.copy = c.graph;
             f.extend(c.findings);
             profile = c.profile;
         }
         if let Some(p) = p {
-            graphs.reference = p.graph;
+            analysed.graphs.reference = p.graph;
             f.extend(p.findings);
         }
         f.extend(l.into_iter().flat_map(|l| l.findings));
         if let Some(cb) = cb {
             f.extend(cb.findings);
-            cost_benefit = cb.summary;
+            analysed.cost_benefit = cb.summary;
         }
         if let Some(b) = b {
             if keep_graphs {
-                graphs.calls = Some(b.call_graph());
+                analysed.graphs.calls = Some(b.call_graph());
             }
             f.extend(b.findings);
-            tree = Some(b.tree);
-            calls = b.site_calls;
-            user_work = Some(b.user_work);
+            analysed.tree = Some(b.tree);
+            analysed.calls = b.site_calls;
+            analysed.user_work = Some(b.user_work);
         }
         (r, f, profile)
     } else if a.lifetime {
-        let (r, l) = run_with(&run, LifetimeTracker::new(s.clone(), s.young_gen_bytes, false))?;
+        let (r, l) = run_when(&run, LifetimeTracker::new(s.clone(), s.young_gen_bytes, false), start)?;
         (r, l.findings, Vec::new())
     } else {
-        (crate::run::run(&run)?, Vec::new(), Vec::new())
+        (run_when(&run, NoTracker, start)?.0, Vec::new(), Vec::new())
     };
-    let counted = crate::cost_model::Work::new(result.stats.instructions, result.stats.allocated_bytes);
-    // Tests run from JUnit's launcher, whose discovery and reporting are no part of the program:
-    // their findings' shares are of the tests' own work (what ran in their frames and below).
-    let program = match user_work {
-        Some(w) if config.run.main_class == crate::junit::RUNNER_CLASS && w.instructions > 0 => w,
-        _ => counted.minus(result.boot),
-    };
-    let totals = RunTotals { program };
-    let mut findings = triage(findings, &totals, &calls, &s);
-    if matches!(result.outcome, Outcome::Stopped(_)) {
-        keep_what_a_stopped_run_knows(&mut findings);
-    }
-    let mut report = make_report(config, &result, findings, copy_profile);
-    report.call_tree = tree;
-    report.cost_benefit = cost_benefit;
-    Ok((result, report, graphs))
+    Ok((result, findings, copy_profile, analysed))
 }
 
 /// What a run that a budget or a cancel stopped can know: the copies and the costs counted so far.

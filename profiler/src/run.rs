@@ -140,11 +140,23 @@ pub const VM_NATIVE_STACK_BUDGET: usize = VM_THREAD_STACK - (64 << 20);
 /// the program's fault) ends that thread only and is reported as `VmError::Internal`, so that a
 /// caller such as the language server keeps running.
 pub fn run_with<T: Tracker + Send>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
+    run_when(config, tracker, || Some(config.clone()))
+}
+
+/// [`run_with`], booted with `config` and then waiting, before `main`, for `start` to say which
+/// run it is (a config that [boots like](RunConfig::boots_like) `config`: its main class,
+/// arguments, cancel flag and sandbox log are taken from it); None from `start`: the run is
+/// dropped, as [`VmError::Cancelled`]. The VM's clock does not count the wait.
+pub fn run_when<T: Tracker + Send>(
+    config: &RunConfig,
+    tracker: T,
+    start: impl FnOnce() -> Option<RunConfig> + Send,
+) -> Result<(RunResult, T), VmError> {
     let ran = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("bloatlens-vm".into())
             .stack_size(VM_THREAD_STACK)
-            .spawn_scoped(scope, || run_unguarded(config, tracker))
+            .spawn_scoped(scope, || run_unguarded(config, tracker, start))
             .map(|vm| vm.join())
     });
     match ran {
@@ -194,7 +206,11 @@ fn crashed(panic: &(dyn std::any::Any + Send)) -> VmError {
     VmError::Internal(format!("the VM crashed: {msg}"))
 }
 
-fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResult, T), VmError> {
+fn run_unguarded<T: Tracker>(
+    config: &RunConfig,
+    tracker: T,
+    start: impl FnOnce() -> Option<RunConfig>,
+) -> Result<(RunResult, T), VmError> {
     let jdk = locate_jdk(config.jdk.as_ref())?;
     let opts = Options {
         jdk,
@@ -235,6 +251,9 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     let boot_time = started.elapsed();
     let booted = vm.stats();
     let boot = crate::cost_model::Work::new(booted.instructions, booted.allocated_bytes);
+    let waiting = std::time::Instant::now();
+    let config = &start().ok_or(VmError::Cancelled)?;
+    vm.begin_run(waiting.elapsed(), config.limits.cancel.clone(), config.sandbox.as_ref());
     // A crash of the program's run (a bug of ours) still leaves the trackers what they saw until
     // then: the run ends as stopped, and its report says what ran. The heap may be inconsistent
     // after it, so no final collection reads it.
@@ -255,6 +274,56 @@ fn run_unguarded<T: Tracker>(config: &RunConfig, tracker: T) -> Result<(RunResul
     vm.tracker.finish(&vm.methods, &vm.classes);
     let (stdout, stderr) = vm.capture.take().unwrap_or_default();
     Ok((RunResult { outcome, stdout, stderr, stats, boot_time, boot, stopped_at }, vm.tracker))
+}
+
+impl RunConfig {
+    /// Whether a VM booted with `self` can run `other`: they differ at most in what is taken
+    /// only when `main` starts (the main class, its arguments, the cancel flag, the sandbox's log
+    /// and the files it lets the run change). Every field is named, so a new one must be placed.
+    pub fn boots_like(&self, other: &RunConfig) -> bool {
+        let RunConfig {
+            class_path,
+            main_class: _,
+            args: _,
+            stdin,
+            source_roots,
+            jdk,
+            limits,
+            capture,
+            stdout_to_stderr,
+            gc_interval_bytes,
+            properties,
+            cwd,
+            env,
+            check_handles,
+            time_slice,
+            sandbox,
+            java_agents,
+            assertions,
+            observe,
+        } = self;
+        *class_path == other.class_path
+            && *stdin == other.stdin
+            && *source_roots == other.source_roots
+            && *jdk == other.jdk
+            && limits.boots_like(&other.limits)
+            && *capture == other.capture
+            && *stdout_to_stderr == other.stdout_to_stderr
+            && *gc_interval_bytes == other.gc_interval_bytes
+            && *properties == other.properties
+            && *cwd == other.cwd
+            && *env == other.env
+            && *check_handles == other.check_handles
+            && *time_slice == other.time_slice
+            && match (sandbox, &other.sandbox) {
+                (Some(a), Some(b)) => a.boots_like(b),
+                (None, None) => true,
+                _ => false,
+            }
+            && *java_agents == other.java_agents
+            && *assertions == other.assertions
+            && *observe == other.observe
+    }
 }
 
 pub fn run(config: &RunConfig) -> Result<RunResult, VmError> {

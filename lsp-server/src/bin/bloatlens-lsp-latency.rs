@@ -3,7 +3,9 @@
 //! `java` takes to run the same program. Several saves each, every one after the first following an
 //! edit of the file; prints medians.
 //!
-//! Usage: `bloatlens-lsp-latency [--saves N] [--dir fixtures/bloat]`
+//! Usage: `bloatlens-lsp-latency [--saves N] [--dir fixtures/bloat] [--pause-ms 1000] [--verbose]`
+//! (`--pause-ms`: how long after a save's diagnostics the next edit comes, as a developer reads
+//! and types in between; `--verbose`: each save's log line, with javac's and the run's time, on stderr)
 
 use anyhow::{bail, Context, Result};
 use bloatlens_lsp::harness::Editor;
@@ -20,11 +22,17 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() -> Result<()> {
     let mut saves = 5;
     let mut dir = PathBuf::from("fixtures/bloat");
+    // Each save's log line (javac's and the run's share of it) on stderr.
+    let mut verbose = false;
+    // Between one save's diagnostics and the next edit: a developer reads and types in between.
+    let mut pause = Duration::from_millis(1000);
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--saves" => saves = args.next().context("--saves N")?.parse()?,
             "--dir" => dir = args.next().context("--dir DIR")?.into(),
+            "--verbose" => verbose = true,
+            "--pause-ms" => pause = Duration::from_millis(args.next().context("--pause-ms MS")?.parse()?),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -62,6 +70,7 @@ fn main() -> Result<()> {
             // Each save after the first follows an edit, as a developer's do (a save with nothing
             // changed would compile nothing).
             if i > 0 {
+                std::thread::sleep(pause);
                 std::fs::write(ed.root.join("Main.java"), format!("{src}// edit {i}\n"))?;
             }
             let t = Instant::now();
@@ -69,7 +78,10 @@ fn main() -> Result<()> {
             ed.progress();
             ed.diagnostics(&u);
             times.push(t.elapsed());
-            ed.notification("window/logMessage");
+            let log = ed.notification("window/logMessage");
+            if verbose {
+                eprintln!("{name} save {}: {}", i + 1, log["message"].as_str().unwrap_or_default());
+            }
         }
         ed.finish();
         let m = median(times.clone());

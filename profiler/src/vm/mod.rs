@@ -56,6 +56,17 @@ pub struct Limits {
     pub cancel: Option<Arc<AtomicBool>>,
 }
 
+impl Limits {
+    /// The same budgets; the cancel flag aside, which is each run's own.
+    pub fn boots_like(&self, other: &Limits) -> bool {
+        let Limits { max_instructions, max_wall, max_heap_bytes, max_stack_depth, cancel: _ } = self;
+        *max_instructions == other.max_instructions
+            && *max_wall == other.max_wall
+            && *max_heap_bytes == other.max_heap_bytes
+            && *max_stack_depth == other.max_stack_depth
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -570,6 +581,26 @@ impl<T: Tracker> Vm<T> {
         let mut thread = JThread::new();
         vm.boot(&mut thread)?;
         Ok((vm, thread))
+    }
+
+    /// A booted VM's run starts: it takes the run's cancel flag and sandbox log (a VM booted ahead
+    /// of its run, [`crate::prepared`], was booted with another's), and its clock skips the time it
+    /// waited, so that its wall time and time budget count the boot and the run, as a cold run's.
+    pub fn begin_run(
+        &mut self,
+        waited: Duration,
+        cancel: Option<Arc<AtomicBool>>,
+        sandbox: Option<&sandbox::SandboxConfig>,
+    ) {
+        self.started += waited;
+        self.opts.limits.cancel = cancel;
+        if let (Some(running), Some(config)) = (self.sandbox.as_mut(), sandbox) {
+            running.rebind(config);
+        }
+        if let (Some(booted), Some(config)) = (self.opts.sandbox.as_mut(), sandbox) {
+            booted.log = config.log.clone();
+            booted.writable = config.writable.clone();
+        }
     }
 
     pub fn stats(&self) -> Stats {

@@ -71,6 +71,16 @@ pub struct SandboxConfig {
 }
 
 impl SandboxConfig {
+    /// The same bounds; the log and the files let through aside, which are each run's own
+    /// (a sandbox takes them again when its run starts, [`Sandbox::rebind`]).
+    pub fn boots_like(&self, other: &SandboxConfig) -> bool {
+        let SandboxConfig { workspace, workspace_writes, writable: _, allow_hint, log: _, scratch_in } = self;
+        *workspace == other.workspace
+            && *workspace_writes == other.workspace_writes
+            && *allow_hint == other.allow_hint
+            && *scratch_in == other.scratch_in
+    }
+
     pub fn new(
         workspace: impl Into<PathBuf>,
         workspace_writes: WorkspaceWrites,
@@ -222,6 +232,14 @@ enum Area {
     Outside,
 }
 
+/// Paths let through, canonical where they exist (else absolute).
+fn canonical_all(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.clone())))
+        .collect()
+}
+
 /// Links followed in one path before giving up (Linux's limit).
 const MAX_LINKS: usize = 40;
 
@@ -268,16 +286,11 @@ impl Sandbox {
         let (upper, tmp) = (root.join("overlay"), root.join("tmp"));
         std::fs::create_dir(&upper)?;
         std::fs::create_dir(&tmp)?;
-        let writable = config
-            .writable
-            .iter()
-            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_else(|_| p.clone())))
-            .collect();
         Ok(Sandbox {
             workspace,
             named,
             writes: config.workspace_writes,
-            writable,
+            writable: canonical_all(&config.writable),
             hint: config.allow_hint.clone(),
             log: config.log.clone(),
             cwd: cwd.to_path_buf(),
@@ -287,6 +300,13 @@ impl Sandbox {
             hidden: HashSet::new(),
             touched: false,
         })
+    }
+
+    /// Takes the run's own log and files let through, in place of those it was made with (a VM
+    /// booted ahead of its run).
+    pub fn rebind(&mut self, config: &SandboxConfig) {
+        self.writable = canonical_all(&config.writable);
+        self.log = config.log.clone();
     }
 
     /// The directory `java.io.tmpdir` names in this run: private to it, removed when it ends.

@@ -2,6 +2,7 @@
 //! Content-Length framing and lets a test (or the latency bench) drive it message by message.
 //! Every message the server sends must be consumed, in order; one left over fails `finish`.
 
+use crate::warm_javac::ARCHIVES;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -17,7 +18,37 @@ pub struct Editor {
     incoming: Receiver<Value>,
     next_id: i64,
     pub root: PathBuf,
+    /// The server's `XDG_CACHE_HOME`.
+    cache: PathBuf,
     _dir: tempfile::TempDir,
+}
+
+impl Drop for Editor {
+    /// What its server trained is kept for the next editors.
+    fn drop(&mut self) {
+        share_class_archives(&self.cache.join("bloatlens").join(ARCHIVES), &shared_class_archives());
+    }
+}
+
+/// The warm compiler's class archives ([`crate::warm_javac`]), shared by the editors of one
+/// machine's tests and benches: each editor has a cache of its own (so that every test starts
+/// with no project cached), into which the archives one server trained are hard-linked.
+fn shared_class_archives() -> PathBuf {
+    std::env::temp_dir().join(format!("bloatlens-harness-archives-{}", bloatlens_profiler::private_dir::user_id()))
+}
+
+/// Hard-links the class archives of `from` that `to` lacks into it (each made private first).
+fn share_class_archives(from: &Path, to: &Path) {
+    if bloatlens_profiler::private_dir::ensure(from).and_then(|_| bloatlens_profiler::private_dir::ensure(to)).is_err()
+    {
+        return;
+    }
+    for entry in std::fs::read_dir(from).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().ends_with(".jsa") && !to.join(&name).exists() {
+            let _ = std::fs::hard_link(entry.path(), to.join(&name));
+        }
+    }
 }
 
 pub fn uri(path: &Path) -> String {
@@ -53,6 +84,7 @@ impl Editor {
 
     fn spawn(server: &Path, dir: tempfile::TempDir, root: PathBuf, options: Value, capabilities: Value) -> Editor {
         let cache = dir.path().canonicalize().unwrap().join("cache");
+        share_class_archives(&shared_class_archives(), &cache.join("bloatlens").join(ARCHIVES));
         let mut child = Command::new(server)
             .env("XDG_CACHE_HOME", &cache)
             .stdin(Stdio::piped())
@@ -84,7 +116,7 @@ impl Editor {
                 return;
             }
         });
-        let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), _dir: dir };
+        let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), cache, _dir: dir };
         let mut caps = json!({
             "general": {"positionEncodings": ["utf-16"]},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}},

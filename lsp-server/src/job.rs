@@ -208,30 +208,57 @@ impl CompilerState {
 /// its start-up. Blocking: call on a blocking thread. Failing here is silent: the first save
 /// tries again and says why.
 pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
-    let mut state = compiler.lock().unwrap_or_else(|e| e.into_inner());
-    let warm = &mut state.warm;
-    if warm.is_none() {
-        if let Ok(javac_path) = javac::find_javac(jdk) {
-            *warm = WarmJavac::start(&javac_path, scratch).ok();
-        }
-    }
+    let Ok(javac_path) = javac::find_javac(jdk) else { return };
     // One compile of a small program runs the compiler's code paths once (class loading and the
     // JIT's first tiers), which the first save would otherwise pay for: about a third of a second.
-    if let Some(w) = warm.as_mut() {
-        let dir = scratch.join("warm-up");
-        let source = dir.join("WarmUp.java");
-        let text = "import java.util.*;\nclass WarmUp {\n    record P(String name, int n) {}\n    static int f(List<P> ps) {\n        int s = 0;\n        for (P p : ps) s += p.name().length() + p.n();\n        return s + String.format(\"%d\", ps.size()).length();\n    }\n}\n";
-        if std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&source, text)).is_ok() {
-            let sources = [source];
-            let out = dir.join("classes");
-            let _ = w.compile(&javac::Job {
-                sources: &sources,
-                source_path: &[],
-                class_path: "",
-                out: &out,
-                parameters: false,
-            });
+    let dir = scratch.join("warm-up");
+    let source = dir.join("WarmUp.java");
+    let text = "import java.util.*;\nclass WarmUp {\n    record P(String name, int n) {}\n    static int f(List<P> ps) {\n        int s = 0;\n        for (P p : ps) s += p.name().length() + p.n();\n        return s + String.format(\"%d\", ps.size()).length();\n    }\n}\n";
+    if std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&source, text)).is_err() {
+        return;
+    }
+    let sources = [source];
+    let out = dir.join("classes");
+    let job = javac::Job { sources: &sources, source_path: &[], class_path: "", out: &out, parameters: false };
+    {
+        let mut state = compiler.lock().unwrap_or_else(|e| e.into_inner());
+        let warm = &mut state.warm;
+        if warm.is_none() {
+            *warm = WarmJavac::start(&javac_path, scratch).ok();
         }
+        if let Some(w) = warm.as_mut() {
+            let _ = w.compile(&job);
+        }
+    }
+    // The first start on a machine (or of a JDK): the class archive the next starts map.
+    crate::warm_javac::train_archive(&javac_path, scratch, &job.args());
+}
+
+/// Held while a project's tests are made ready to run (Surefire's configuration read, the JUnit
+/// runner compiled): by [`prepare_tests`] ahead of the first test run, and by a test run until
+/// its launch is ready, so that the two never write the same cached files at once.
+static TESTS_SET_UP: Mutex<()> = Mutex::new(());
+
+/// Gets a Maven project's tests ready to run before any is asked for: Surefire's configuration
+/// read (one `mvn` run, cached under the poms' digest) and the JUnit runner compiled against each
+/// module's test libraries (cached per launcher and JDK) — the several seconds a first test run
+/// would otherwise wait for. Blocking: call on a blocking thread. Failing is silent: a test run
+/// does the same and says why.
+pub fn prepare_tests(project: &Project, root: &Path, config: &Config) {
+    if project.build != Build::Maven {
+        return;
+    }
+    let _set_up = TESTS_SET_UP.lock().unwrap_or_else(|e| e.into_inner());
+    let (Ok(javac_path), Ok(cache)) = (javac::find_javac(config.jdk_path.as_deref()), project::open_cache_dir(root))
+    else {
+        return;
+    };
+    let _ = project::maven::surefire_or_defaults(project, &cache, &config.maven_path);
+    let extra: Vec<PathBuf> = config.class_path.iter().map(PathBuf::from).collect();
+    for module in &project.modules {
+        let Some(tests) = module.test_sources.iter().find(|dir| dir.is_dir()) else { continue };
+        let libraries: Vec<PathBuf> = project.libraries_for(tests).into_iter().chain(extra.iter().cloned()).collect();
+        let _ = junit::prepare_runner(&javac_path, &cache, &libraries, &project.repositories());
     }
 }
 
@@ -325,6 +352,9 @@ pub fn run(
         Ok(p) => p,
         Err(e) => return Outcome::Failed(format!("Bloatlens: {e}")),
     };
+    // Until the launch is ready (after the compile): see `TESTS_SET_UP`.
+    let tests_set_up = (plan.test.is_some() || plan.tests_in.is_some())
+        .then(|| TESTS_SET_UP.lock().unwrap_or_else(|e| e.into_inner()));
     let folder = match &plan.tests_in {
         Some(dir) => match folder_tests(plan, &project, dir) {
             Ok(f) => Some(f),
@@ -473,6 +503,7 @@ pub fn run(
         }
         (None, None) => (plan.main_class.clone(), plan.config.args.clone(), None),
     };
+    drop(tests_set_up);
     let compile = started.elapsed();
     on_compiled();
     let mut limits = plan.config.limits();

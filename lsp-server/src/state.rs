@@ -849,16 +849,20 @@ impl State {
     /// Opens the project ahead of the first run (Maven's class paths take seconds), on a
     /// blocking thread; the log says how long it took, or the editor why it failed.
     fn open_project(&self, root: PathBuf) {
-        let (projects, events, mvn) = (self.projects.clone(), self.events.clone(), self.snap.config.maven_path.clone());
+        let (projects, events, config) = (self.projects.clone(), self.events.clone(), self.snap.config.clone());
         tokio::task::spawn_blocking(move || {
-            let said = match job::project(&projects, &root, &mvn) {
+            let (said, project) = match job::project(&projects, &root, &config.maven_path) {
                 Ok((project, Some(d))) if project.build == bloatlens_profiler::project::Build::Maven => {
-                    Ok(job::describe_discovery(&project, &d))
+                    (Ok(job::describe_discovery(&project, &d)), Some(project))
                 }
                 Ok(_) => return,
-                Err(e) => Err(format!("Bloatlens: {e}")),
+                Err(e) => (Err(format!("Bloatlens: {e}")), None),
             };
             let _ = events.send(Event::ProjectOpened(said));
+            // Then the tests, so that the first one run does not wait for their set-up.
+            if let Some(project) = project {
+                job::prepare_tests(&project, &root, &config);
+            }
         });
     }
 

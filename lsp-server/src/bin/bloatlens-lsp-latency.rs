@@ -3,14 +3,18 @@
 //! `java` takes to run the same program. Several saves each, every one after the first following an
 //! edit of the file; prints medians.
 //!
-//! Usage: `bloatlens-lsp-latency [--saves N] [--dir fixtures/bloat] [--pause-ms 1000] [--verbose]`
+//! Usage: `bloatlens-lsp-latency [--saves N] [--dir fixtures/bloat] [--pause-ms 1000] [--settings JSON] [--verbose]`,
+//! or `… --project fixtures/projects/shop --test com.acme.shop.core.InventoryTest#totalsAreSummed`: one
+//! JUnit test method of a Maven project run from its lens (`--saves` times, the first `--settle-ms`,
+//! 10000, after the workspace opened), instead of the corpus
 //! (`--pause-ms`: how long after a save's diagnostics the next edit comes, as a developer reads
-//! and types in between; `--verbose`: each save's log line, with javac's and the run's time, on stderr)
+//! and types in between; `--settings`: the server's settings besides the program's arguments, such as
+//! `{"bootAhead": false}`; `--verbose`: each save's log line, with javac's and the run's time, on stderr)
 
 use anyhow::{bail, Context, Result};
 use bloatlens_lsp::harness::Editor;
-use serde_json::json;
-use std::path::PathBuf;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -22,8 +26,13 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn main() -> Result<()> {
     let mut saves = 5;
     let mut dir = PathBuf::from("fixtures/bloat");
+    // A Maven project's JUnit test method, run from its lens instead of the corpus's saves.
+    let (mut project, mut test) = (None, None);
+    let mut settle = Duration::from_secs(10);
     // Each save's log line (javac's and the run's share of it) on stderr.
     let mut verbose = false;
+    // Server settings besides the program's arguments (to compare, e.g. `{"bootAhead": false}`).
+    let mut settings = json!({});
     // Between one save's diagnostics and the next edit: a developer reads and types in between.
     let mut pause = Duration::from_millis(1000);
     let mut args = std::env::args().skip(1);
@@ -32,7 +41,11 @@ fn main() -> Result<()> {
             "--saves" => saves = args.next().context("--saves N")?.parse()?,
             "--dir" => dir = args.next().context("--dir DIR")?.into(),
             "--verbose" => verbose = true,
+            "--settings" => settings = serde_json::from_str(&args.next().context("--settings JSON")?)?,
             "--pause-ms" => pause = Duration::from_millis(args.next().context("--pause-ms MS")?.parse()?),
+            "--project" => project = Some(PathBuf::from(args.next().context("--project DIR")?)),
+            "--test" => test = Some(args.next().context("--test CLASS#METHOD")?),
+            "--settle-ms" => settle = Duration::from_millis(args.next().context("--settle-ms MS")?.parse()?),
             other => bail!("unknown argument {other}"),
         }
     }
@@ -40,7 +53,30 @@ fn main() -> Result<()> {
     if !server.exists() {
         bail!("{} not found: build it with `cargo build --release`", server.display());
     }
-    let mut names: Vec<String> = std::fs::read_dir(&dir)?
+    let runs = Runs { server, saves, pause, settings, verbose, settle };
+    match (project, test) {
+        (Some(project), Some(test)) => test_latency(&runs, &project, &test),
+        (None, None) => corpus_latency(&runs, &dir),
+        _ => bail!("--project and --test go together"),
+    }
+}
+
+/// How each program is run through the server.
+struct Runs {
+    server: PathBuf,
+    saves: usize,
+    pause: Duration,
+    settings: Value,
+    verbose: bool,
+    /// From the workspace's opening (Maven's class paths read) to the first test run.
+    settle: Duration,
+}
+
+/// Each `Main.java` program of `dir`: saves of the file, each after an edit.
+fn corpus_latency(runs: &Runs, dir: &Path) -> Result<()> {
+    let Runs { server, saves, pause, settings, verbose, settle: _ } = runs;
+    let (saves, pause, verbose) = (*saves, *pause, *verbose);
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .filter(|e| e.path().join("Main.java").is_file())
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -63,7 +99,9 @@ fn main() -> Result<()> {
         let t = Instant::now();
         Command::new("java").arg("-cp").arg(classes.path()).arg("Main").args(&args).output()?;
         let java = t.elapsed();
-        let mut ed = Editor::start(&server, &[("Main.java", &src)], json!({"args": args}));
+        let mut options = settings.clone();
+        options["args"] = json!(args);
+        let mut ed = Editor::start(server, &[("Main.java", &src)], options);
         let u = ed.open("Main.java");
         let mut times = Vec::new();
         for i in 0..saves {
@@ -95,4 +133,80 @@ fn main() -> Result<()> {
         median(firsts).as_millis()
     );
     Ok(())
+}
+
+/// Every file of the project at `root` (build outputs aside), relative to it.
+fn project_files(root: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir)?.flatten() {
+            let p = e.path();
+            if p.is_dir() && e.file_name() != "target" {
+                stack.push(p);
+            } else if p.is_file() {
+                let rel = p.strip_prefix(root)?.display().to_string();
+                out.push((rel, std::fs::read_to_string(&p)?));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One JUnit test method of a Maven project, run from its lens several times: the time from the
+/// command to its run's log line (the project's sources compiled, the test run and profiled).
+fn test_latency(runs: &Runs, project: &Path, test: &str) -> Result<()> {
+    if runs.saves < 2 {
+        bail!("--saves: at least 2 runs (the first, and the later ones)");
+    }
+    let files = project_files(project)?;
+    let refs: Vec<(&str, &str)> = files.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+    let (class, _) = test.split_once('#').context("--test CLASS#METHOD")?;
+    let source = format!("{}.java", class.replace('.', "/"));
+    let file = files.iter().map(|(n, _)| n).find(|n| n.ends_with(&source)).context("no source for the test's class")?;
+    let mut ed = Editor::start(&runs.server, &refs, runs.settings.clone());
+    // Maven's class paths are asked for when the workspace opens, before any run.
+    ed.until(|m| log(m).is_some_and(|t| t.starts_with("Maven: ")));
+    // A developer opens the test and reads it before running it; meanwhile the server gets the
+    // project's tests ready (Surefire's configuration, the JUnit runner).
+    ed.drain(runs.settle);
+    let u = ed.open(file);
+    let id = ed.request("textDocument/codeLens", json!({"textDocument": {"uri": u}}));
+    let lens = ed
+        .response(id)
+        .as_array()
+        .and_then(|ls| ls.iter().find(|l| l["command"]["arguments"][1]["test"] == test).cloned())
+        .context("no lens for the test")?;
+    println!("{test} from its lens through bloatlens-lsp (javac -g + JUnit + profile), {} runs\n", runs.saves);
+    let mut times = Vec::new();
+    for i in 0..runs.saves {
+        if i > 0 {
+            std::thread::sleep(runs.pause);
+        }
+        let t = Instant::now();
+        let command = json!({"command": lens["command"]["command"], "arguments": lens["command"]["arguments"]});
+        ed.request("workspace/executeCommand", command);
+        let seen = ed.until(|m| log(m).is_some_and(|t| t.starts_with(&format!("profiled {test}"))));
+        times.push(t.elapsed());
+        if runs.verbose {
+            eprintln!("run {}: {}", i + 1, seen.last().and_then(log).unwrap_or_default());
+        }
+        // The tests' outcomes follow the run's line.
+        ed.drain(Duration::from_millis(500));
+    }
+    ed.drain(Duration::from_millis(500));
+    ed.finish();
+    let first = times[0];
+    println!(
+        "first run {} ms; median of all {} ms; of the later runs {} ms",
+        first.as_millis(),
+        median(times.clone()).as_millis(),
+        median(times[1..].to_vec()).as_millis()
+    );
+    Ok(())
+}
+
+/// The text of a log message, if `m` is one.
+fn log(m: &Value) -> Option<&str> {
+    (m["method"] == "window/logMessage").then(|| m["params"]["message"].as_str()).flatten()
 }

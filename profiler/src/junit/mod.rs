@@ -449,6 +449,19 @@ pub fn runner(javac_path: &Path, cache: &Path, class_path: &[PathBuf]) -> Result
     Ok(dir)
 }
 
+/// The runner for tests with these libraries (compiled into `cache` the first time: [`runner`]), and
+/// what the launcher needs beyond them ([`launcher_additions`]).
+pub fn prepare_runner(
+    javac_path: &Path,
+    cache: &Path,
+    test_libraries: &[PathBuf],
+    repositories: &[PathBuf],
+) -> Result<(PathBuf, Completion), JUnitError> {
+    let completion = complete(test_libraries, repositories, Path::new(DEBIAN_JARS))?;
+    let against: Vec<PathBuf> = test_libraries.iter().chain(&completion.jars).cloned().collect();
+    Ok((runner(javac_path, cache, &against)?, completion))
+}
+
 /// Which tests a launch runs: one class or method (`--test`), or the classes of a whole suite
 /// (`--tests`: a module's, or the reactor's), with the JUnit 5 tags (JUnit 4 categories) Surefire's
 /// `groups` and `excludedGroups` keep and leave out.
@@ -538,10 +551,8 @@ impl TestLaunch {
         for selector in &selection.selectors {
             check_selector(selector)?;
         }
-        let completion = complete(test_libraries, repositories, Path::new(DEBIAN_JARS))?;
+        let (runner_dir, completion) = prepare_runner(javac_path, cache, test_libraries, repositories)?;
         let additions = completion.jars;
-        let against: Vec<PathBuf> = test_libraries.iter().chain(&additions).cloned().collect();
-        let runner_dir = runner(javac_path, cache, &against)?;
         std::fs::create_dir_all(cache)?;
         let outcomes = tempfile::Builder::new().prefix("test-outcomes-").tempfile_in(cache)?.into_temp_path();
         let mut args = vec![outcomes.display().to_string(), timeouts.arg()];

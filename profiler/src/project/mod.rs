@@ -274,15 +274,23 @@ impl Project {
 /// ([`crate::private_dir`]): what Bloatlens compiles and runs from there is only its own.
 pub fn cache_dir(root: &Path) -> std::io::Result<PathBuf> {
     use sha2::{Digest, Sha256};
+    let base = cache_base()?;
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    crate::private_dir::ensured(base.join(format!("{name}-{}", &format!("{digest:x}")[..16])))
+}
+
+/// Where Bloatlens keeps what it learns between runs, private to the user (see [`cache_dir`]):
+/// one directory per project below it, and what is the machine's rather than a project's (the
+/// warm compiler's class archive).
+pub fn cache_base() -> std::io::Result<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(|c| PathBuf::from(c).join("bloatlens"))
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache").join("bloatlens")))
         .unwrap_or_else(|| std::env::temp_dir().join(format!("bloatlens-{}", crate::private_dir::user_id())));
     crate::private_dir::ensure(&base)?;
-    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
-    let name = root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    crate::private_dir::ensured(base.join(format!("{name}-{}", &format!("{digest:x}")[..16])))
+    Ok(base)
 }
 
 /// [`cache_dir`], its failure said as a [`ProjectError`].

@@ -178,7 +178,26 @@ pub fn project(projects: &Projects, root: &Path, mvn: &str) -> Result<(Arc<Proje
 
 /// The compiler, shared by runs (one compile at a time): the warm javac, started when the server
 /// starts ([`warm_up`]) or on first use, and what the last compile of each source root made.
-pub type Compiler = Arc<Mutex<CompilerState>>;
+pub type Compiler = Arc<CompilerSlot>;
+
+#[derive(Default)]
+pub struct CompilerSlot {
+    state: Mutex<CompilerState>,
+    /// Runs waiting for the compiler: the warm-up compile is left out when one is (its compile
+    /// warms the compiler as well).
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+impl CompilerSlot {
+    /// The compiler, for a run's compile (told to [`warm_up`] while it waits).
+    fn for_run(&self) -> std::sync::MutexGuard<'_, CompilerState> {
+        use std::sync::atomic::Ordering;
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        state
+    }
+}
 
 #[derive(Default)]
 pub struct CompilerState {
@@ -221,12 +240,13 @@ pub fn warm_up(compiler: &Compiler, jdk: Option<&Path>, scratch: &Path) {
     let out = dir.join("classes");
     let job = javac::Job { sources: &sources, source_path: &[], class_path: "", out: &out, parameters: false };
     {
-        let mut state = compiler.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = compiler.state.lock().unwrap_or_else(|e| e.into_inner());
         let warm = &mut state.warm;
         if warm.is_none() {
             *warm = WarmJavac::start(&javac_path, scratch).ok();
         }
-        if let Some(w) = warm.as_mut() {
+        let save_waits = compiler.waiting.load(std::sync::atomic::Ordering::SeqCst) > 0;
+        if let Some(w) = warm.as_mut().filter(|_| !save_waits) {
             let _ = w.compile(&job);
         }
     }
@@ -393,7 +413,7 @@ pub fn run(
     let classes = scratch.join("classes");
     let cp = junit::join(&compile_path);
     let compiled = {
-        let mut state = compiler.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = compiler.for_run();
         // Saves in quick succession queue here: only the newest is worth compiling.
         if cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return Outcome::Cancelled;

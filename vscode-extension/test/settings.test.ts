@@ -9,8 +9,8 @@ afterEach(() => settings.clear());
 test("the defaults reach the server nested as its Config, without the client's own settings", () => {
   const options = currentServerSettings(manifest);
   assert.deepEqual(Object.keys(options).sort(), [
-    "analyses", "args", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile", "profileOnSave",
-    "sandbox", "testTimeouts", "thresholds",
+    "analyses", "args", "bootAhead", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile",
+    "profileOnSave", "sandbox", "testTimeouts", "thresholds",
   ]);
   assert.equal(options.testTimeouts, "scale");
   assert.deepEqual(options.sandbox, { workspaceWrites: "overlay" });
@@ -18,6 +18,7 @@ test("the defaults reach the server nested as its Config, without the client's o
   assert.deepEqual(options.budgets, { maxInstructions: 2_000_000_000, maxSeconds: 60, maxHeapMb: 1024, maxStackDepth: 10000 });
   assert.equal((options.thresholds as Record<string, unknown>).bottleneckMetric, "instructions");
   assert.equal(options.profileOnSave, true);
+  assert.equal(options.bootAhead, true);
   // Empty strings mean "the server's default": no mainClass "", no jdkPath "".
   assert.ok(!("mainClass" in options) && !("jdkPath" in options));
   assert.ok(!("server" in options) && !("trace" in options));

@@ -34,7 +34,10 @@ impl Prepared {
     pub fn boot(config: ProfileConfig) -> std::io::Result<Prepared> {
         let (start, starts) = mpsc::sync_channel::<ProfileConfig>(1);
         let files = class_path_files(&config.run.class_path);
-        let booting = config.clone();
+        let mut booting = config.clone();
+        // Booting answers to no run's cancel flag (`config`'s may be a finished run's, which a newer
+        // save sets): the run's own is taken when it starts.
+        booting.run.limits.cancel = None;
         let booted = Arc::new(AtomicBool::new(false));
         let waiting = booted.clone();
         let done = std::thread::Builder::new().name("bloatlens-prepared".into()).spawn(move || {

@@ -152,6 +152,15 @@ fn the_run_takes_its_own_cancel_flag_and_sandbox_log() {
     assert!(booted_for.run.sandbox.as_ref().unwrap().log.written().is_empty(), "the boot's log does not");
     assert!(!dir.path().join("out.txt").exists(), "the write went to the overlay");
 
+    // The config it boots with may carry a finished run's cancel flag, which a newer save sets.
+    let finished = Arc::new(AtomicBool::new(false));
+    let mut previous = booted_for.clone();
+    previous.run.limits.cancel = Some(finished.clone());
+    let prepared = Prepared::boot(previous).unwrap();
+    finished.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (result, _) = prepared.run(&booted_for).expect("its boot was not cancelled").unwrap();
+    assert_eq!(String::from_utf8_lossy(&result.stdout), "no arguments\n5997000 6\n");
+
     let prepared = booted(&booted_for);
     let mut cancelled = booted_for.clone();
     cancelled.run.limits.cancel = Some(Arc::new(AtomicBool::new(true)));

@@ -19,11 +19,16 @@ fn fixture(name: &str) -> String {
 
 /// Saves `u` and consumes what a successful profile sends: progress, diagnostics, the log line.
 fn save_and_profile(ed: &mut Editor, u: &str) -> Vec<Value> {
+    save_and_profile_logged(ed, u).0
+}
+
+/// [`save_and_profile`], with the run's log line.
+fn save_and_profile_logged(ed: &mut Editor, u: &str) -> (Vec<Value>, String) {
     ed.save(u);
     ed.progress();
     let diags = ed.diagnostics(u);
-    ed.notification("window/logMessage");
-    diags
+    let log = ed.notification("window/logMessage")["message"].as_str().unwrap().to_string();
+    (diags, log)
 }
 
 /// The titles of the code lenses on `u`.
@@ -538,40 +543,32 @@ fn several_mains_ask_for_a_choice_and_the_choice_sticks() {
     ed.finish();
 }
 
-/// Saves `u` and returns the run's log line.
-fn save_and_log(ed: &mut Editor, u: &str) -> String {
-    ed.save(u);
-    ed.progress();
-    ed.diagnostics(u);
-    ed.notification("window/logMessage")["message"].as_str().unwrap().to_string()
-}
-
 #[test]
 fn later_saves_run_on_a_jdk_booted_ahead_unless_it_boots_otherwise() {
     let src = fixture("result_per_call");
     let mut ed = start(&[("Main.java", &src)], json!({}));
     let u = ed.open("Main.java");
-    let first = save_and_log(&mut ed, &u);
+    let first = save_and_profile_logged(&mut ed, &u).1;
     assert!(first.starts_with("profiled Main in ") && !first.contains("booted ahead"), "{first}");
-    let second = save_and_log(&mut ed, &u);
+    let second = save_and_profile_logged(&mut ed, &u).1;
     assert!(second.contains(" on a JDK booted ahead)"), "{second}");
     // Other arguments are the run's own: the VM booted ahead runs them.
     ed.notify("workspace/didChangeConfiguration", json!({"settings": {"bloatlens": {"args": ["7"]}}}));
-    let third = save_and_log(&mut ed, &u);
+    let third = save_and_profile_logged(&mut ed, &u).1;
     assert!(third.contains(" on a JDK booted ahead)"), "{third}");
     // The analyses are made before the JDK boots, with their thresholds: other thresholds, another VM.
     ed.notify(
         "workspace/didChangeConfiguration",
         json!({"settings": {"bloatlens": {"args": ["7"], "thresholds": {"minCopies": 3}}}}),
     );
-    let fourth = save_and_log(&mut ed, &u);
+    let fourth = save_and_profile_logged(&mut ed, &u).1;
     assert!(!fourth.contains("booted ahead"), "{fourth}");
     ed.finish();
 
     let mut ed = start(&[("Main.java", &src)], json!({"bootAhead": false}));
     let u = ed.open("Main.java");
     for _ in 0..2 {
-        let line = save_and_log(&mut ed, &u);
+        let line = save_and_profile_logged(&mut ed, &u).1;
         assert!(line.starts_with("profiled Main in ") && !line.contains("booted ahead"), "{line}");
     }
     ed.finish();

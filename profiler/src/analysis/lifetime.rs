@@ -37,13 +37,44 @@ const TENURING: u32 = 15;
 /// log2 buckets of lifetimes in bytes allocated: bucket k holds [2^k, 2^(k+1)).
 const BUCKETS: usize = 48;
 
+/// A live object's birth, one per object handle (16 bytes: the table is as long as the heap has
+/// handles, so its size is what lifetimes cost in memory).
 #[derive(Debug, Clone, Copy)]
 struct Birth {
-    record: u32,
+    /// Bytes allocated before it (the clock).
     time: u64,
-    gcs: u32,
-    /// Its reference was stored in a field, an array element or a static.
-    stored: bool,
+    /// Its record; [`Birth::NONE`]: no object lives under this handle.
+    record: u32,
+    /// Collections before it, and (the top bit) whether its reference was stored in a field, an
+    /// array element or a static.
+    gcs_stored: u32,
+}
+
+impl Birth {
+    const NONE: Birth = Birth { time: 0, record: u32::MAX, gcs_stored: 0 };
+    const STORED: u32 = 1 << 31;
+
+    fn new(record: u32, time: u64, gcs: u32) -> Birth {
+        Birth { time, record, gcs_stored: gcs & !Birth::STORED }
+    }
+
+    fn is_some(&self) -> bool {
+        self.record != u32::MAX
+    }
+
+    fn gcs(&self) -> u32 {
+        self.gcs_stored & !Birth::STORED
+    }
+
+    fn stored(&self) -> bool {
+        self.gcs_stored & Birth::STORED != 0
+    }
+
+    /// The birth under a handle, leaving none there.
+    fn take(&mut self) -> Option<Birth> {
+        let b = std::mem::replace(self, Birth::NONE);
+        b.is_some().then_some(b)
+    }
 }
 
 /// An object the collector freed, classified when the next collection ends.
@@ -87,7 +118,7 @@ pub struct LifetimeTracker {
     cct: Cct,
     records: Vec<Record>,
     index: FxHashMap<(Site, u32), u32>,
-    births: Vec<Option<Birth>>,
+    births: Vec<Birth>,
     /// Bytes allocated so far (the clock), and collections so far.
     now: u64,
     gcs: u32,
@@ -126,7 +157,7 @@ impl LifetimeTracker {
         let r = &mut self.records[b.record as usize];
         let lifetime = self.now.saturating_sub(b.time).max(1);
         r.histogram[(63 - lifetime.leading_zeros()) as usize % BUCKETS] += 1;
-        self.dying.push(Death { record: b.record, survived: self.gcs - b.gcs, lifetime, stored: b.stored });
+        self.dying.push(Death { record: b.record, survived: self.gcs - b.gcs(), lifetime, stored: b.stored() });
     }
 
     /// Classifies the deaths of a collection; `last`: it was the final one.
@@ -185,22 +216,24 @@ impl LifetimeTracker {
         r.last_birth = self.now;
         let i = a.obj as usize;
         if i >= self.births.len() {
-            self.births.resize((i + 1).max(self.births.len() * 2), None);
+            // Only as far as the handle: the vector's own growth is amortised, and entries
+            // beyond the highest handle would be memory written for nothing.
+            self.births.resize(i + 1, Birth::NONE);
         }
-        self.births[i] = Some(Birth { record, time: self.now, gcs: self.gcs, stored: false });
+        self.births[i] = Birth::new(record, self.now, self.gcs);
         self.now += a.bytes as u64;
     }
 
     fn store(&mut self, value: Value) {
         if value.is_ref {
-            if let Some(b) = self.births.get_mut(value.bits as usize).and_then(Option::as_mut) {
-                b.stored = true;
+            if let Some(b) = self.births.get_mut(value.bits as usize).filter(|b| b.is_some()) {
+                b.gcs_stored |= Birth::STORED;
             }
         }
     }
 
     fn free(&mut self, obj: Ref) {
-        if let Some(b) = self.births.get_mut(obj as usize).and_then(Option::take) {
+        if let Some(b) = self.births.get_mut(obj as usize).and_then(Birth::take) {
             self.die(b);
         }
     }
@@ -218,10 +251,10 @@ impl LifetimeTracker {
         let rest = std::mem::take(&mut self.dying);
         self.classify(rest, true);
         // Censor what is still alive.
-        let alive: Vec<Birth> = self.births.iter_mut().filter_map(Option::take).collect();
+        let alive: Vec<Birth> = self.births.iter_mut().filter_map(Birth::take).collect();
         for b in alive {
             let r = &mut self.records[b.record as usize];
-            if self.gcs > b.gcs {
+            if self.gcs > b.gcs() {
                 r.by_class[3] += 1;
             } else {
                 r.unknown += 1;

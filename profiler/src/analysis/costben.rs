@@ -524,7 +524,7 @@ impl CostBenefitTracker {
         }
         let i = a.obj as usize;
         if i >= self.obj_node.len() {
-            self.obj_node.resize((i + 1).max(self.obj_node.len() * 2), 0);
+            self.obj_node.resize(i + 1, 0);
         }
         self.obj_node[i] = n;
         self.shadow.set(a.dst, n);

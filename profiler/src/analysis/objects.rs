@@ -75,7 +75,7 @@ impl ObjectTags {
         prod.bytes += bytes as u64;
         let i = obj as usize;
         if i >= self.of_object.len() {
-            self.of_object.resize((i + 1).max(self.of_object.len() * 2), 0);
+            self.of_object.resize(i + 1, 0);
         }
         self.of_object[i] = p + 1;
         p

@@ -183,7 +183,7 @@ impl Tracker for RefPropTracker {
         }
         let i = obj as usize;
         if i >= self.flags.len() {
-            self.flags.resize((i + 1).max(self.flags.len() * 2), 0);
+            self.flags.resize(i + 1, 0);
         }
         self.flags[i] = 0;
         if cx.is_user(a.site.method) && code_size(cx.methods, a.site.method) <= FACTORY_CODE {

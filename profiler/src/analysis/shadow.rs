@@ -122,7 +122,7 @@ impl<T: Copy + Default + PartialEq> ShadowHeap<T> {
             if tag == T::default() {
                 return;
             }
-            self.objects.resize_with((o + 1).max(self.objects.len() * 2), || None);
+            self.objects.resize_with(o + 1, || None);
         }
         let entry = &mut self.objects[o];
         match entry {

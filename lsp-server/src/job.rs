@@ -582,8 +582,9 @@ pub fn run(
         threads: Default::default(),
     };
     let run_started = Instant::now();
-    let booted_ahead = ahead.lock().unwrap_or_else(|e| e.into_inner()).take();
-    let (profiled, booted_ahead) = match booted_ahead.and_then(|vm| vm.run(&config)) {
+    // Taken either way: a VM kept while the setting was on is not kept after it was turned off.
+    let waiting_vm = ahead.lock().unwrap_or_else(|e| e.into_inner()).take().filter(|_| plan.config.boot_ahead);
+    let (profiled, booted_ahead) = match waiting_vm.and_then(|vm| vm.run(&config)) {
         Some(profiled) => (profiled, true),
         None => (profile(&config), false),
     };

@@ -25,8 +25,7 @@ impl WarmJavac {
     /// Starts the compiler JVM with the `java` beside `javac`.
     pub fn start(javac: &Path, scratch: &Path) -> std::io::Result<WarmJavac> {
         let java = javac.with_file_name("java");
-        let archive = bloatlens_profiler::project::cache_base().ok().and_then(|base| class_archive(&java, &base));
-        WarmJavac::start_with(&java, scratch, archive.as_deref())
+        WarmJavac::start_with(&java, scratch, users_archive(&java).as_deref())
     }
 
     /// Starts the compiler JVM `java`, mapping the class archive `archive` if there is one.
@@ -119,6 +118,11 @@ pub fn class_archive(java: &Path, base: &Path) -> Option<PathBuf> {
     Some(base.join(ARCHIVES).join(format!("{:x}.jsa", digest.finalize())))
 }
 
+/// [`class_archive`] in the user's cache.
+fn users_archive(java: &Path) -> Option<PathBuf> {
+    class_archive(java, &bloatlens_profiler::project::cache_base().ok()?)
+}
+
 /// The cache's directory of class archives.
 pub const ARCHIVES: &str = "javac-archives";
 
@@ -128,8 +132,7 @@ pub const ARCHIVES: &str = "javac-archives";
 /// thread, after the warm compiler started.
 pub fn train_archive(javac: &Path, scratch: &Path, args: &[String]) {
     let java = javac.with_file_name("java");
-    let base = bloatlens_profiler::project::cache_base();
-    let Some(archive) = base.ok().and_then(|base| class_archive(&java, &base)) else { return };
+    let Some(archive) = users_archive(&java) else { return };
     if !archive.is_file() {
         // Failing is silent: the compiler starts without an archive.
         let _ = make_archive(&java, &archive, scratch, args);

@@ -148,7 +148,6 @@ pub(crate) fn profile_when(
     };
     let (result, findings, copy_profile, analysed) = analyse(config, keep_graphs, start)?;
     let config = started.as_ref().unwrap_or(config);
-    let (s, mut findings) = (&config.settings, findings);
     let Analysed { tree, cost_benefit, calls, user_work, graphs } = analysed;
     let counted = crate::cost_model::Work::new(result.stats.instructions, result.stats.allocated_bytes);
     // Tests run from JUnit's launcher, whose discovery and reporting are no part of the program:
@@ -158,7 +157,7 @@ pub(crate) fn profile_when(
         _ => counted.minus(result.boot),
     };
     let totals = RunTotals { program };
-    findings = triage(findings, &totals, &calls, s);
+    let mut findings = triage(findings, &totals, &calls, &config.settings);
     if matches!(result.outcome, Outcome::Stopped(_)) {
         keep_what_a_stopped_run_knows(&mut findings);
     }

@@ -135,7 +135,7 @@ fn corpus_latency(runs: &Runs, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every file of the project at `root` (build outputs aside), relative to it.
+/// Every text file of the project at `root` (build outputs aside), relative to it.
 fn project_files(root: &Path) -> Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -146,7 +146,11 @@ fn project_files(root: &Path) -> Result<Vec<(String, String)>> {
                 stack.push(p);
             } else if p.is_file() {
                 let rel = p.strip_prefix(root)?.display().to_string();
-                out.push((rel, std::fs::read_to_string(&p)?));
+                // The editor harness writes text files: a binary one (a test's data) is said and left out.
+                match String::from_utf8(std::fs::read(&p)?) {
+                    Ok(text) => out.push((rel, text)),
+                    Err(_) => eprintln!("left out (not text): {rel}"),
+                }
             }
         }
     }

@@ -17,6 +17,7 @@ pub mod prepared;
 pub mod private_dir;
 pub mod profile;
 pub mod project;
+pub mod quickfix;
 pub mod recognise;
 pub mod report;
 pub mod run;

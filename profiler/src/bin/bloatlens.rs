@@ -10,6 +10,9 @@
 //! Both exit with the program's own status when it ran (as `time` and `perf stat` do: its
 //! `System.exit` status, 1 for an uncaught exception); see [`EXIT_STATUSES`] for the rest.
 
+#[path = "cli/fix.rs"]
+mod fix;
+
 use anyhow::{bail, Context};
 use bloatlens_profiler::gate::Condition;
 use bloatlens_profiler::graphs::{self, Graphs, Which};
@@ -75,6 +78,9 @@ enum Command {
     Run(Box<RunArgs>),
     /// Profile a Java program for bloat and print the findings.
     Profile(Box<ProfileArgs>),
+    /// Print the quick fix of a finding as a unified diff (`--apply` writes it, `--check` checks
+    /// it and measures what it saves); without `--finding`, list the fixes offered.
+    Fix(Box<fix::FixArgs>),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -602,6 +608,7 @@ fn main() -> ExitCode {
     let status = match cli.command {
         Command::Profile(a) => profile_command(*a, &interrupted),
         Command::Run(a) => run_command(*a, &interrupted),
+        Command::Fix(a) => fix::fix_command(*a),
     };
     match status {
         Ok(status) => ExitCode::from(status as u8),

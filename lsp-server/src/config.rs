@@ -37,6 +37,9 @@ pub struct Config {
     /// Keep a VM with the JDK booted between runs (tens of megabytes while idle), so that a save
     /// does not wait for the JDK's start-up.
     pub boot_ahead: bool,
+    /// Offer quick fixes for findings: after each run, the largest findings' fixes are compiled and
+    /// the program run once more each to check them.
+    pub quick_fixes: bool,
     /// What a profiled program may change on disk.
     pub sandbox: SandboxSettings,
     pub analyses: AnalysesConfig,
@@ -66,6 +69,7 @@ impl Default for Config {
             stdin_file: None,
             profile_on_save: true,
             boot_ahead: true,
+            quick_fixes: true,
             sandbox: SandboxSettings::default(),
             analyses: AnalysesConfig::default(),
             budgets: Budgets::default(),

@@ -64,6 +64,8 @@ pub enum Outcome {
         discovery: Option<Discovery>,
         /// What the sandbox did, for the log: changes it refused, changes the overlay kept from the workspace.
         notes: Vec<String>,
+        /// What checking the findings' quick fixes needs of the run.
+        fix_base: Box<crate::fix_check::Base>,
     },
     CompileErrors(Vec<JavacDiagnostic>),
     /// It compiled and there is nothing to run (no main): said as a warning.
@@ -596,7 +598,8 @@ pub fn run(
         *ahead.lock().unwrap_or_else(|e| e.into_inner()) = Prepared::boot(config.clone()).ok();
     }
     match profiled {
-        Ok((_, mut report)) => {
+        Ok((result, mut report)) => {
+            let fix_base = Box::new(crate::fix_check::Base::new(&config.run, &result, &roots, &javac_path, &scratch));
             if let Some(launch) = &test_launch {
                 if let Err(e) = launch.finish(&mut report) {
                     return Outcome::Failed(format!("Bloatlens: {e}"));
@@ -611,6 +614,7 @@ pub fn run(
                 roots,
                 discovery,
                 notes,
+                fix_base,
             }
         }
         Err(e) => Outcome::Failed(format!("Bloatlens could not run {}: {e}", plan.main_class)),

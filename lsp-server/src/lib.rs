@@ -6,11 +6,13 @@
 //! - [`server`]: protocol handlers (read snapshots, send events);
 //! - [`state`]: the state owner task (documents, settings, runs, publishing);
 //! - [`job`]: one compile-and-profile run; [`launch`]: launch.json's Java configurations;
+//! - [`fix_check`]: the findings' quick fixes, made and checked after a run;
 //! - [`mapping`]: tree-sitter ranges and position encodings; [`to_proto`]: findings → LSP values;
 //! - [`config`]: the settings; [`framing`]: the byte stream, malformed messages answered, not fatal.
 
 pub mod config;
 pub mod document;
+pub mod fix_check;
 pub mod framing;
 pub mod harness;
 pub mod job;

@@ -13,7 +13,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-pub const COMMANDS: [&str; 7] = [
+pub const COMMANDS: [&str; 8] = [
     "bloatlens.profile",
     "bloatlens.entryPoints",
     "bloatlens.nextHop",
@@ -21,6 +21,7 @@ pub const COMMANDS: [&str; 7] = [
     "bloatlens.showChain",
     "bloatlens.suppress",
     "bloatlens.status",
+    "bloatlens.fixApplied",
 ];
 
 pub struct Backend {
@@ -223,6 +224,18 @@ impl LanguageServer for Backend {
         let snap = self.snapshot();
         let uri = p.text_document.uri;
         let mut lenses = Vec::new();
+        if let Some(saving) = snap.fix_saving.as_ref().filter(|s| s.uri == uri) {
+            let at = Position { line: saving.line, character: 0 };
+            lenses.push(CodeLens {
+                range: Range { start: at, end: at },
+                command: Some(Command {
+                    title: format!("Bloatlens quick fix: {}", saving.text),
+                    command: String::new(),
+                    arguments: None,
+                }),
+                data: None,
+            });
+        }
         if let Some(index) = snap.text_of(&uri) {
             let tree = mapping::parse(&index.text);
             for m in mapping::main_methods(&index.text, tree.as_ref()) {
@@ -296,7 +309,8 @@ impl LanguageServer for Backend {
         if hits.is_empty() {
             return Ok(None);
         }
-        let value = to_proto::hover_markdown(&hits);
+        let mut value = to_proto::hover_markdown(&hits);
+        value.push_str(&to_proto::fix_offers_markdown(&hits, &snap.fixes));
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value }),
             range: Some(hits[0].range),
@@ -330,7 +344,34 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let snap = self.snapshot();
+        let uri = &p.text_document.uri;
         let mut actions = Vec::new();
+        // Quick fixes first: each checked fix of a finding on the diagnostics' lines, on the text
+        // it was made for.
+        if let Some(index) = snap.text_of(uri) {
+            let digest = crate::fix_check::digest(&index.text);
+            let mut offered = std::collections::HashSet::new();
+            for d in p.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some(to_proto::SOURCE)) {
+                for m in snap.findings_in(uri).filter(|m| m.range.start.line == d.range.start.line) {
+                    let Some(crate::fix_check::Offer::Safe { fix, made_for, verdict }) = snap.fixes.get(&m.key) else {
+                        continue;
+                    };
+                    if *made_for != digest || !offered.insert(m.key.clone()) {
+                        continue;
+                    }
+                    actions.push(CodeActionOrCommand::CodeAction(to_proto::quick_fix(
+                        uri,
+                        &index,
+                        snap.encoding,
+                        fix,
+                        verdict,
+                        d,
+                        &m.key,
+                    )));
+                }
+            }
+        }
         for d in p.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some(to_proto::SOURCE)) {
             // A line's diagnostic carries every key of its findings: suppressing it removes them all.
             let Some(data) = d.data.as_ref() else { continue };
@@ -469,6 +510,12 @@ impl LanguageServer for Backend {
                     if hops.len() == 1 { "" } else { "s" }
                 );
                 Ok(Some(serde_json::json!({ "kind": m.finding.kind(), "key": m.key, "title": title, "hops": hops })))
+            }
+            "bloatlens.fixApplied" => {
+                if let Some(key) = args.first().and_then(|v| v.as_str()) {
+                    self.send(Event::FixApplied { key: key.to_string() });
+                }
+                Ok(None)
             }
             "bloatlens.suppress" => {
                 let keys: Vec<String> = args.iter().filter_map(|v| v.as_str()).map(String::from).collect();

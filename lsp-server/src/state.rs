@@ -74,6 +74,25 @@ pub enum Status {
     Restricted,
 }
 
+/// What an applied quick fix saved: the profile after it compared with the one before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixSaving {
+    pub uri: Uri,
+    /// The line (0-based) the fix changed first.
+    pub line: u32,
+    /// "−23% instructions, −1.2 MB allocated since the fix; the finding is gone".
+    pub text: String,
+}
+
+/// A quick fix the user applied, waiting for the next profile to be measured against.
+#[derive(Debug, Clone)]
+struct Applied {
+    finding: Arc<Finding>,
+    before: Arc<Report>,
+    uri: Uri,
+    line: u32,
+}
+
 /// What request handlers see.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -83,6 +102,10 @@ pub struct Snapshot {
     pub docs: HashMap<Uri, Document>,
     pub findings: Vec<Mapped>,
     pub report: Option<Arc<Report>>,
+    /// The findings' quick fixes by finding key: offered when checked, else why not.
+    pub fixes: HashMap<String, crate::fix_check::Offer>,
+    /// What the last applied quick fix saved, measured by the profile after it.
+    pub fix_saving: Option<FixSaving>,
     pub status: Status,
     /// The entry point as the client remembers it (`com.acme.Main`, `test:com.acme.FooTest#bar`).
     pub entry_point: Option<String>,
@@ -258,6 +281,16 @@ pub enum Event {
     ProjectOpened(Result<String, String>),
     CancelProgress(ProgressToken),
     Suppress(Vec<String>),
+    /// The quick fix of finding `key`, as far as it is checked, for the run `generation`.
+    FixOffer {
+        generation: u64,
+        key: String,
+        offer: crate::fix_check::Offer,
+    },
+    /// The user applied the quick fix of finding `key`: the next profile says what it saved.
+    FixApplied {
+        key: String,
+    },
     JobDone {
         generation: u64,
         plan: Box<Plan>,
@@ -309,6 +342,9 @@ pub struct State {
     /// What the latest runs changed in the workspace (when the sandbox lets changes land there):
     /// the watcher's reports of those changes start no profile.
     program_writes: Vec<WriteLog>,
+    /// Set to stop the quick-fix checks of the last run (a newer save came).
+    fix_checks: Option<Arc<AtomicBool>>,
+    applied: Option<Applied>,
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
@@ -330,6 +366,8 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         docs: HashMap::new(),
         findings: Vec::new(),
         report: None,
+        fixes: HashMap::new(),
+        fix_saving: None,
         status: Status::Idle,
         entry_point: None,
     };
@@ -356,6 +394,8 @@ pub fn start(client: Client) -> (mpsc::UnboundedSender<Event>, watch::Receiver<A
         suppressed: HashSet::new(),
         saved_at: HashMap::new(),
         program_writes: Vec::new(),
+        fix_checks: None,
+        applied: None,
         _watcher: None,
     };
     tokio::spawn(async move {
@@ -509,6 +549,28 @@ impl State {
                 }
             }
             Event::JobDone { generation, plan, outcome } => self.finished(generation, *plan, outcome).await,
+            Event::FixOffer { generation, key, offer } => {
+                if generation == self.generation {
+                    self.snap.fixes.insert(key, offer);
+                }
+            }
+            Event::FixApplied { key } => {
+                let found = self.snap.findings.iter().find(|m| m.key == key);
+                if let (Some(m), Some(before)) = (found, self.snap.report.clone()) {
+                    let line = match self.snap.fixes.get(&key) {
+                        Some(crate::fix_check::Offer::Safe { fix, .. }) => self
+                            .snap
+                            .text_of(&m.uri)
+                            .map(|index| {
+                                let first = fix.edits.iter().map(|e| e.start).min().unwrap_or(0);
+                                index.position(first.min(index.text.len()), self.snap.encoding).line
+                            })
+                            .unwrap_or(m.range.start.line),
+                        _ => m.range.start.line,
+                    };
+                    self.applied = Some(Applied { finding: m.finding.clone(), before, uri: m.uri.clone(), line });
+                }
+            }
         }
     }
 
@@ -559,6 +621,10 @@ impl State {
             Some(plan) => plan,
             None => return,
         };
+        // The last run's quick-fix checks stop: this run needs the cores.
+        if let Some(c) = self.fix_checks.take() {
+            c.store(true, Ordering::Relaxed);
+        }
         // The run in progress ends (its progress first, so that one indicator shows at a time).
         let previous = self.running.take().map(|r| {
             r.cancel.store(true, Ordering::Relaxed);
@@ -637,6 +703,53 @@ impl State {
             }
             .unwrap_or_else(|e| Outcome::Failed(format!("the profile crashed: {e}")));
             let _ = events.send(Event::JobDone { generation, plan: Box::new(plan), outcome });
+        });
+    }
+
+    /// After a run: what the quick fix applied before it saved, against the profile before the fix
+    /// (the same program, with the same arguments); said in the log, on the fix's line and in
+    /// the status. Any other run drops what an earlier fix saved.
+    async fn measure_applied_fix(&mut self, report: &Report) {
+        self.snap.fix_saving = None;
+        let Some(applied) = self.applied.take() else { return };
+        let (before, after) = (&applied.before.run, &report.run);
+        if before.main_class != after.main_class || before.args != after.args || after.partial || before.partial {
+            return;
+        }
+        use bloatlens_profiler::quickfix::measure::{same_finding, Saving};
+        let saving = Saving::between(&applied.before, report);
+        let gone = if same_finding(&applied.finding, report).is_some() { "still reported" } else { "gone" };
+        let text = format!("{} since the fix; the finding is {gone}", saving.describe());
+        let line = format!("quick fix measured: {text} (its finding claimed {:.1}%)", applied.finding.share * 100.0);
+        self.snap.fix_saving = Some(FixSaving { uri: applied.uri, line: applied.line, text });
+        // Visible to the handlers before the log line that says it.
+        self.commit();
+        self.log(line).await;
+    }
+
+    /// Makes and checks the quick fixes of the run's findings on a blocking thread, the largest
+    /// first; each offer comes back as an event.
+    fn check_fixes(&mut self, generation: u64, base: crate::fix_check::Base) {
+        self.snap.fixes.clear();
+        let mut seen = HashSet::new();
+        let findings: Vec<(String, Arc<Finding>, PathBuf)> = self
+            .snap
+            .findings
+            .iter()
+            .filter(|m| seen.insert(m.key.clone()))
+            .filter_map(|m| Some((m.key.clone(), m.finding.clone(), m.uri.to_file_path()?.into_owned())))
+            .take(crate::fix_check::CHECKED_PER_RUN)
+            .collect();
+        if findings.is_empty() {
+            return;
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.fix_checks = Some(cancel.clone());
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            crate::fix_check::check_all(&base, &findings, &cancel, |key, offer| {
+                let _ = events.send(Event::FixOffer { generation, key: key.to_string(), offer });
+            });
         });
     }
 
@@ -872,7 +985,7 @@ impl State {
         }
         self.running = None;
         match outcome {
-            Outcome::Report { report, compile, run, booted_ahead, roots, discovery, notes } => {
+            Outcome::Report { report, compile, run, booted_ahead, roots, discovery, notes, fix_base } => {
                 if report.run.outcome == "cancelled" {
                     return;
                 }
@@ -904,6 +1017,11 @@ impl State {
                 }
                 self.source_roots = roots;
                 self.snap.findings = self.map_findings_in(&report, &self.source_roots);
+                if self.snap.config.quick_fixes {
+                    self.check_fixes(generation, *fix_base);
+                } else {
+                    self.snap.fixes.clear();
+                }
                 // The profiled file gets its list even when empty (a folder of tests is no file).
                 let main = plan.tests_in.is_none().then(|| to_proto::uri_of(&plan.main_file)).flatten();
                 self.publish_findings(main).await;
@@ -971,6 +1089,7 @@ impl State {
                         self.client.show_message(MessageType::WARNING, msg).await;
                     }
                 }
+                self.measure_applied_fix(&report).await;
                 self.refresh_lenses().await;
             }
             Outcome::Cancelled => {}

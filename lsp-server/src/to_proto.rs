@@ -1,6 +1,7 @@
 //! Findings to LSP values: diagnostics with related information, lens titles, hover markdown.
 //! The only module that knows both the report and the protocol.
 
+use crate::mapping::{Encoding, LineIndex};
 use crate::state::{Mapped, Snapshot, Status};
 use bloatlens_profiler::analysis::calltree::Metric;
 use bloatlens_profiler::evidence::{
@@ -8,8 +9,10 @@ use bloatlens_profiler::evidence::{
 };
 use bloatlens_profiler::patterns::Pattern;
 use bloatlens_profiler::report::{human_bytes, Finding, Kind, Severity};
+use std::collections::HashMap;
 use tower_lsp_server::ls_types::{
-    CodeDescription, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
+    CodeAction, CodeActionKind, CodeDescription, Command, Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity,
+    Location, NumberOrString, TextEdit, Uri, WorkspaceEdit,
 };
 
 pub const SOURCE: &str = "bloatlens";
@@ -540,6 +543,65 @@ pub fn findings_summary(findings: &[Finding], min_share: f64, shown: &[Mapped], 
     }
 }
 
+/// A checked quick fix as the editor's code action: its edits, preferred, and the command that
+/// tells the server it was applied (so that the next profile says what it saved).
+pub fn quick_fix(
+    uri: &Uri,
+    index: &LineIndex,
+    enc: Encoding,
+    fix: &bloatlens_profiler::quickfix::QuickFix,
+    verdict: &bloatlens_profiler::quickfix::check::Verdict,
+    diagnostic: &Diagnostic,
+    key: &str,
+) -> CodeAction {
+    let edits = fix
+        .edits
+        .iter()
+        .map(|e| TextEdit { range: index.range(e.start, e.end, enc), new_text: e.text.clone() })
+        .collect();
+    let checked = match verdict {
+        bloatlens_profiler::quickfix::check::Verdict::Safe => "",
+        _ => " (compiles; output not compared)",
+    };
+    CodeAction {
+        title: format!("Bloatlens: {}{checked}", fix.title),
+        kind: Some(CodeActionKind::QUICKFIX),
+        diagnostics: Some(vec![diagnostic.clone()]),
+        edit: Some(WorkspaceEdit { changes: Some([(uri.clone(), edits)].into_iter().collect()), ..Default::default() }),
+        command: Some(Command {
+            title: "Measure the fix".into(),
+            command: "bloatlens.fixApplied".into(),
+            arguments: Some(vec![serde_json::json!(key)]),
+        }),
+        is_preferred: Some(true),
+        ..Default::default()
+    }
+}
+
+/// What the hover says of the findings' quick fixes: the fix offered (and how it was checked), or
+/// why there is none.
+pub fn fix_offers_markdown(hits: &[&Mapped], offers: &HashMap<String, crate::fix_check::Offer>) -> String {
+    use crate::fix_check::Offer;
+    let mut md = String::new();
+    let mut said = std::collections::HashSet::new();
+    for m in hits {
+        if !said.insert(&m.key) {
+            continue;
+        }
+        let line = match offers.get(&m.key) {
+            Some(Offer::Safe { fix, verdict, .. }) => {
+                let caveat = fix.caveat.as_deref().map(|c| format!(" Note: {c}.")).unwrap_or_default();
+                format!("**Quick fix:** {} — {}.{caveat}", fix.title, verdict.describe())
+            }
+            Some(Offer::Checking) => "**Quick fix:** being checked (compiled and run once more)…".into(),
+            Some(Offer::NotOffered(why)) => format!("_Quick fix not offered: {why}._"),
+            None => continue,
+        };
+        md.push_str(&format!("\n\n{line}\n"));
+    }
+    md
+}
+
 /// A stable name for a finding, for suppressions: kind and bytecode location (which survive
 /// edits elsewhere in the file).
 pub fn key(f: &Finding) -> String {
@@ -562,7 +624,8 @@ impl tower_lsp_server::ls_types::notification::Notification for StatusNotificati
 /// The status as the notification carries it: `state` (`idle`, `choose` — several mains, none
 /// chosen: `mains` lists them —, `compiling`, `running` — with the run's number `run`, which a newer
 /// save changes —, `done`, `cancelled`, `failed` with its `message`), the main class, the problems
-/// shown (one a line) and how many of them are stale (edited since the run), the last run's time.
+/// shown (one a line) and how many of them are stale (edited since the run), the last run's time,
+/// and after a run that followed a quick fix, what the fix saved (`fixSaved`).
 /// A test's outcome on its lens: `✔ passed`, `✘ failed: expected <5> but was <4>` (one line, short).
 pub fn test_lens_title(t: &bloatlens_profiler::junit::TestOutcome) -> String {
     use bloatlens_profiler::junit::TestStatus;
@@ -612,6 +675,9 @@ pub fn status(snap: &Snapshot) -> serde_json::Value {
             let mut done = serde_json::json!({"state": "done", "mainClass": main_class, "millis": millis});
             if let Some(report) = snap.report.as_ref().filter(|r| !r.tests.is_empty()) {
                 done["tests"] = tests_summary(&report.tests).into();
+            }
+            if let Some(saving) = &snap.fix_saving {
+                done["fixSaved"] = saving.text.clone().into();
             }
             done
         }

@@ -1285,3 +1285,91 @@ fn a_program_that_writes_a_source_file_does_not_profile_itself_again() {
         ed.finish();
     }
 }
+
+/// Applies LSP text edits (ASCII text: UTF-16 positions are bytes) to `text`.
+fn apply_edits(text: &str, edits: &[Value]) -> String {
+    let starts: Vec<usize> = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    let offset = |p: &Value| starts[p["line"].as_u64().unwrap() as usize] + p["character"].as_u64().unwrap() as usize;
+    let mut spans: Vec<(usize, usize, &str)> = edits
+        .iter()
+        .map(|e| (offset(&e["range"]["start"]), offset(&e["range"]["end"]), e["newText"].as_str().unwrap()))
+        .collect();
+    spans.sort();
+    let mut out = String::new();
+    let mut at = 0;
+    for (start, end, new) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(new);
+        at = end;
+    }
+    out + &text[at..]
+}
+
+#[test]
+fn a_checked_quick_fix_is_offered_applied_and_its_saving_measured() {
+    let src = fixture("corpus/word_frequency");
+    let mut ed = start(&[("Main.java", &src)], json!({}));
+    let u = ed.open("Main.java");
+    let diags = save_and_profile(&mut ed, &u);
+    let line = line_of(&src, "String word = token.replaceAll(");
+    let diag = diags
+        .iter()
+        .find(|d| d["range"]["start"]["line"] == line)
+        .unwrap_or_else(|| panic!("no finding on line {line}: {diags:?}"))
+        .clone();
+    // The fix is offered once it is checked (compiled and run again in the background).
+    let started = std::time::Instant::now();
+    let action = loop {
+        let id = ed.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u}, "range": diag["range"], "context": {"diagnostics": [diag]}}),
+        );
+        let actions = ed.response(id);
+        let fix =
+            actions.as_array().unwrap().iter().find(|a| a["kind"] == "quickfix" && a.get("edit").is_some()).cloned();
+        if let Some(fix) = fix {
+            // Suppressing stays on offer beside it.
+            assert!(actions.as_array().unwrap().iter().any(|a| a["title"].as_str().unwrap().starts_with("Suppress")));
+            break fix;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(90), "no quick fix offered: {actions}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    };
+    let title = action["title"].as_str().unwrap();
+    assert!(title.starts_with("Bloatlens: Compile \"[^A-Za-z']\" once into `static final Pattern"), "{title}");
+    assert_eq!(action["isPreferred"], true);
+    // The hover says it was checked.
+    let id = ed.request("textDocument/hover", json!({"textDocument": {"uri": u}, "position": diag["range"]["start"]}));
+    let md = ed.response(id)["contents"]["value"].as_str().unwrap().to_string();
+    assert!(md.contains("**Quick fix:** Compile") && md.contains("prints the same"), "{md}");
+
+    // The editor applies the edit, runs the action's command, and the user saves.
+    let edits = action["edit"]["changes"][&u].as_array().unwrap().clone();
+    let fixed = apply_edits(&src, &edits);
+    assert!(
+        fixed.contains("private static final Pattern") && fixed.contains(".matcher(token).replaceAll(\"\")"),
+        "{fixed}"
+    );
+    ed.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": u, "version": 2}, "contentChanges": [{"text": fixed}]}),
+    );
+    // The edited lines' findings go stale until the save.
+    let stale = ed.diagnostics(&u);
+    assert!(stale.iter().all(|d| d["message"].as_str().unwrap().contains("(stale")), "{stale:?}");
+    let id = ed.request("workspace/executeCommand", action["command"].clone());
+    ed.response(id);
+    std::fs::write(ed.root.join("Main.java"), &fixed).unwrap();
+    ed.save(&u);
+    ed.progress();
+    let after = ed.diagnostics(&u);
+    let log = ed.notification("window/logMessage")["message"].as_str().unwrap().to_string();
+    assert!(log.starts_with("profiled Main"), "{log}");
+    let measured = ed.notification("window/logMessage")["message"].as_str().unwrap().to_string();
+    assert!(measured.starts_with("quick fix measured: −") && measured.contains("the finding is gone"), "{measured}");
+    assert!(!after.iter().any(|d| d["code"] == "regex-per-call"), "{after:?}");
+    // On the fix's line, a lens says what it saved.
+    let titles = lens_titles(&mut ed, &u);
+    assert!(titles.iter().any(|t| t.starts_with("Bloatlens quick fix: −") && t.contains("instructions")), "{titles:?}");
+    ed.finish();
+}

@@ -196,3 +196,50 @@ pub fn saving(before: f64, after: f64) -> f64 {
         (before - after) / before
     }
 }
+
+/// The quick fixes ([`crate::quickfix`]) offered for the shown findings of the corpus program
+/// `program` (a directory with its `Main.java`), each written as a fix directory under `out`
+/// (`<program>-<fix kind>-<line>/`: the fixed `Main.java` and its `fix.txt`), as the hand-made
+/// fixes are, so that the same measurements hold them to their claims. With the report they came
+/// from.
+pub fn quick_fixes(program: &Path, out: &Path, settings: &Settings) -> Result<(Vec<Fix>, Report), String> {
+    use crate::profile::{profile, Analyses, ProfileConfig};
+    use crate::quickfix::{apply, fix_for, measure::shown, Target};
+    let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let classes = out.join("classes").join(&name);
+    compile(program, &classes)?;
+    let config = ProfileConfig {
+        run: run_config(&classes, program),
+        analyses: Analyses::default(),
+        settings: settings.clone(),
+        threads: Default::default(),
+    };
+    let (_, report) = profile(&config).map_err(|e| format!("{name}: {e}"))?;
+    let main = program.join("Main.java");
+    let text = std::fs::read_to_string(&main).map_err(|e| format!("{}: {e}", main.display()))?;
+    let mut made = Vec::new();
+    for f in shown(&report) {
+        if f.location.file.as_deref() != Some("Main.java") {
+            continue;
+        }
+        let (Ok(fix), Some(pattern), Some(line)) = (fix_for(&Target::new(f, &text, &[])), f.pattern, f.location.line)
+        else {
+            continue;
+        };
+        let dir = out.join(format!("{name}-{}-{line}", fix.kind));
+        if dir.exists() {
+            continue;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let write = |file: &str, body: &str| {
+            std::fs::write(dir.join(file), body).map_err(|e| format!("{}: {e}", dir.join(file).display()))
+        };
+        write("Main.java", &apply(&text, &fix.edits))?;
+        write(
+            "fix.txt",
+            &format!("program: {name}\nline: {line}\npattern: {}\nchange: {}\n", pattern.id(), fix.title),
+        )?;
+        made.push(read_fix(&dir)?);
+    }
+    Ok((made, report))
+}

@@ -10,7 +10,7 @@ test("the defaults reach the server nested as its Config, without the client's o
   const options = currentServerSettings(manifest);
   assert.deepEqual(Object.keys(options).sort(), [
     "analyses", "args", "bootAhead", "budgets", "classPath", "inlayHints", "mavenPath", "maxLensesPerFile",
-    "profileOnSave", "sandbox", "testTimeouts", "thresholds",
+    "profileOnSave", "quickFixes", "sandbox", "testTimeouts", "thresholds",
   ]);
   assert.equal(options.testTimeouts, "scale");
   assert.deepEqual(options.sandbox, { workspaceWrites: "overlay" });
@@ -19,6 +19,7 @@ test("the defaults reach the server nested as its Config, without the client's o
   assert.equal((options.thresholds as Record<string, unknown>).bottleneckMetric, "instructions");
   assert.equal(options.profileOnSave, true);
   assert.equal(options.bootAhead, true);
+  assert.equal(options.quickFixes, true);
   // Empty strings mean "the server's default": no mainClass "", no jdkPath "".
   assert.ok(!("mainClass" in options) && !("jdkPath" in options));
   assert.ok(!("server" in options) && !("trace" in options));

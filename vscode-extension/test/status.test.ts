@@ -21,6 +21,19 @@ test("each state reads as what a developer needs to know", () => {
   });
   assert.equal(tested.text, "$(pulse) Bloatlens: 2 findings · 2.0 s · tests: 1 passed, 1 failed");
   assert.match(tested.tooltip, /profiled app\.FooTest in 2\.0 s \(tests: 1 passed, 1 failed\)/);
+  const fixed = describe({
+    kind: "server",
+    status: {
+      state: "done",
+      mainClass: "Main",
+      findings: 3,
+      stale: 0,
+      millis: 900,
+      fixSaved: "−23% instructions, −1.2 MB allocated since the fix; the finding is gone",
+    },
+  });
+  assert.equal(fixed.text, "$(pulse) Bloatlens: 3 findings · 900 ms · fix: −23% instructions, −1.2 MB allocated");
+  assert.match(fixed.tooltip, /the quick fix applied before this run: −23% instructions.*the finding is gone/);
   const stale = describe({ kind: "server", status: { state: "done", findings: 1, stale: 1, millis: 80 } });
   assert.equal(stale.text, "$(pulse) Bloatlens: 1 finding (1 stale) · 80 ms");
   assert.ok(stale.warning);

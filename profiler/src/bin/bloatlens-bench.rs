@@ -10,8 +10,12 @@
 //! allocated bytes); then per scored-corpus program what `java` and the VM count of one run, also
 //! written as TSV with `--tsv PATH` (the data a cost model of HotSpot time is fitted to).
 //!
+//! With `--quick-fixes`: the same for the quick fixes Bloatlens offers (`bloatlens_profiler::quickfix`)
+//! for the corpus programs' shown findings, made and measured as the hand-made ones are.
+//!
 //! Usage: `bloatlens-bench [--rounds N] [--only NAME] [--dir DIR] [--libraries] [--no-profile]`,
-//! `bloatlens-bench --fixes [--rounds N] [--only NAME] [--warm N] [--reps N] [--tsv PATH]`
+//! `bloatlens-bench --fixes [--rounds N] [--only NAME] [--warm N] [--reps N] [--tsv PATH]`,
+//! `bloatlens-bench --quick-fixes [the same options]`
 
 use anyhow::{bail, Context, Result};
 use bloatlens_profiler::fixes;
@@ -58,6 +62,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 const USAGE: &str = "usage: bloatlens-bench [--rounds N] [--only NAME] [--dir DIR] [--libraries] [--no-profile]
        bloatlens-bench --fixes [--rounds N] [--only NAME] [--warm N] [--reps N] [--tsv PATH]
+       bloatlens-bench --quick-fixes [the options of --fixes]
   default: the programs of fixtures/bench; --libraries: the workloads of fixtures/libraries
   (their Debian packages installed, see scripts/install-library-suite.sh);
   --no-profile: leave out the run with every analysis on;
@@ -65,7 +70,8 @@ const USAGE: &str = "usage: bloatlens-bench [--rounds N] [--only NAME] [--dir DI
   under java (--only: the fixes whose name contains NAME; --warm: main's warm-up in each JVM, runs or
   seconds as `2s` (the default); --reps: main's measured runs, default 60; --rounds: JVMs per program,
   alternating original and fix), then
-  what java and the VM count of one run of each corpus program (--tsv: also written there as TSV)";
+  what java and the VM count of one run of each corpus program (--tsv: also written there as TSV);
+  --quick-fixes: the same for the quick fixes Bloatlens offers for the corpus programs' findings";
 
 /// A program to measure: its class path and main class.
 struct Workload {
@@ -171,6 +177,7 @@ fn main() -> Result<()> {
             "--libraries" => libraries = true,
             "--no-profile" => profile = false,
             "--fixes" => fixes = Some(FixesOptions::default()),
+            "--quick-fixes" => fixes = Some(FixesOptions { quick: true, ..FixesOptions::default() }),
             "--warm" => warm = args.next().context("--warm N")?,
             "--reps" => reps = args.next().context("--reps N")?.parse()?,
             "--tsv" => tsv = Some(args.next().context("--tsv PATH")?.into()),
@@ -290,6 +297,31 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// The quick fixes offered for the findings of the corpus programs (those whose name contains
+/// `--only`), each with a fix it printed: the fix, its finding, and the first lines of its change.
+fn quick_fixes(o: &FixesOptions, out: &Path) -> Result<Vec<fixes::Fix>> {
+    let corpus = o.root.join("corpus");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .with_context(|| format!("reading {}", corpus.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("Main.java").is_file())
+        .filter(|p| o.only.as_deref().is_none_or(|n| p.to_string_lossy().contains(n)))
+        .collect();
+    dirs.sort();
+    let mut all = Vec::new();
+    let mut shown = 0;
+    for d in dirs {
+        let (made, report) = fixes::quick_fixes(&d, out, &Settings::default()).map_err(anyhow::Error::msg)?;
+        shown += bloatlens_profiler::quickfix::measure::shown(&report).len();
+        for f in &made {
+            println!("quick fix {}: {}", f.name, f.change);
+        }
+        all.extend(made);
+    }
+    println!("\n{} quick fixes offered for {shown} shown findings\n", all.len());
+    Ok(all)
+}
+
 /// `--fixes`: what to measure and how.
 #[derive(Default)]
 struct FixesOptions {
@@ -301,6 +333,9 @@ struct FixesOptions {
     tsv: Option<PathBuf>,
     /// `fixtures/bloat`: its `fixes/` and `corpus/`.
     root: PathBuf,
+    /// The quick fixes Bloatlens offers for the corpus programs' findings instead of the
+    /// hand-made fixes.
+    quick: bool,
 }
 
 /// Medians of main's runs in one JVM (`Measure --raw`), or of such medians over several JVMs.
@@ -399,7 +434,12 @@ fn pct(share: f64) -> String {
 }
 
 fn measured_fixes(o: &FixesOptions) -> Result<()> {
-    let all = fixes::read_fixes(&o.root.join("fixes")).map_err(anyhow::Error::msg)?;
+    let work = tempfile::tempdir()?;
+    let all = if o.quick {
+        quick_fixes(o, &work.path().join("quick"))?
+    } else {
+        fixes::read_fixes(&o.root.join("fixes")).map_err(anyhow::Error::msg)?
+    };
     let chosen: Vec<&fixes::Fix> =
         all.iter().filter(|f| o.only.as_deref().is_none_or(|n| f.name.contains(n))).collect();
     let corpus = o.root.join("corpus");
@@ -411,7 +451,6 @@ fn measured_fixes(o: &FixesOptions) -> Result<()> {
         .filter(|p| o.only.is_none() || chosen.iter().any(|f| &f.program == p))
         .collect();
     programs.sort();
-    let work = tempfile::tempdir()?;
     let measure = work.path().join("measure");
     let harness = Path::new("scripts/measure/Measure.java");
     let status = Command::new("javac").arg("-d").arg(&measure).arg(harness).status()?;
@@ -500,6 +539,9 @@ fn measured_fixes(o: &FixesOptions) -> Result<()> {
         within(0),
         within(1)
     );
+    if o.quick {
+        return Ok(());
+    }
     println!("\nper corpus program, one run of main:\n");
     println!("| program | java CPU | java bytes | VM instructions | VM bytes | estimated HotSpot time |");
     println!("|---|---:|---:|---:|---:|---:|");

@@ -76,6 +76,21 @@ pub fn compile_fixed(
     }
 }
 
+/// What a run printed and how it ended: what a fix must keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// The exit status the command line would give ([`RunResult::status`]).
+    pub status: i32,
+}
+
+impl Output {
+    pub fn of(r: &RunResult) -> Output {
+        Output { stdout: r.stdout.clone(), stderr: r.stderr.clone(), status: r.status() }
+    }
+}
+
 /// Runs `original` and the same program with `fixed_classes` first on its class path, output
 /// captured, and compares them.
 pub fn compare_runs(original: &RunConfig, fixed_classes: &Path) -> Result<(Verdict, RunResult, RunResult), String> {
@@ -89,13 +104,13 @@ pub fn compare_runs(original: &RunConfig, fixed_classes: &Path) -> Result<(Verdi
     };
     let a = run(&before).map_err(|e| format!("the original did not run: {e}"))?;
     let b = run(&after).map_err(|e| format!("the fixed program did not run: {e}"))?;
-    Ok((same(&a, &b), a, b))
+    Ok((same(&Output::of(&a), &Output::of(&b)), a, b))
 }
 
 /// `Safe` when the two runs printed the same and ended the same way.
-pub fn same(a: &RunResult, b: &RunResult) -> Verdict {
-    if a.status() != b.status() {
-        return Verdict::OutputDiffers(format!("exit status {} before, {} after", a.status(), b.status()));
+pub fn same(a: &Output, b: &Output) -> Verdict {
+    if a.status != b.status {
+        return Verdict::OutputDiffers(format!("exit status {} before, {} after", a.status, b.status));
     }
     for (what, x, y) in [("stdout", &a.stdout, &b.stdout), ("stderr", &a.stderr, &b.stderr)] {
         if x != y {

@@ -73,7 +73,7 @@ fn signed_bytes(saved: i64) -> String {
 }
 
 /// The shown finding of `after` that is `f` again: the same pattern in the same method of the same
-/// file (its line may have moved with the fix).
+/// file, naming the same expression (its line may have moved with the fix).
 pub fn same_finding<'a>(f: &Finding, after: &'a Report) -> Option<&'a Finding> {
     after.findings.iter().find(|g| {
         g.hidden.is_none()
@@ -81,6 +81,7 @@ pub fn same_finding<'a>(f: &Finding, after: &'a Report) -> Option<&'a Finding> {
             && g.location.file == f.location.file
             && g.location.class == f.location.class
             && g.location.method == f.location.method
+            && g.location.expression == f.location.expression
     })
 }
 

@@ -182,27 +182,48 @@ impl Hint {
     }
 }
 
+/// What a fix needs of a finding: its pattern, its line, and the expression it names there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub pattern: Option<Pattern>,
+    pub line: Option<u32>,
+    /// As [`crate::report::Location::expression`] words it: `String.replaceAll(…)`.
+    pub expression: Option<String>,
+}
+
+impl Subject {
+    pub fn of(f: &Finding) -> Subject {
+        Subject { pattern: f.pattern, line: f.location.line, expression: f.location.expression.clone() }
+    }
+}
+
 /// What a fixer reads: the finding, its file's text, and the workspace's other sources (to know
 /// that nothing else reads what a fix removes).
 pub struct Target<'a> {
-    pub finding: &'a Finding,
+    pub subject: Subject,
     pub text: &'a str,
     pub others: &'a [String],
 }
 
+impl<'a> Target<'a> {
+    pub fn new(finding: &Finding, text: &'a str, others: &'a [String]) -> Target<'a> {
+        Target { subject: Subject::of(finding), text, others }
+    }
+}
+
 /// The fix for `finding` in its source `text`, or why there is none.
 pub fn fix_for(target: &Target<'_>) -> Result<QuickFix, NoFix> {
-    let Some(pattern) = target.finding.pattern else {
+    let Some(pattern) = target.subject.pattern else {
         return Err(no("the finding fits no pattern"));
     };
-    let Some(line) = target.finding.location.line else {
+    let Some(line) = target.subject.line else {
         return Err(no("the finding has no source line"));
     };
     let src = syntax::Source::parse(target.text).ok_or_else(|| no("the source could not be parsed"))?;
     if src.tree.root_node().has_error() && on_error_line(&src, line) {
         return Err(no("the line does not parse as Java"));
     }
-    let hint = Hint::of(target.finding.location.expression.as_deref());
+    let hint = Hint::of(target.subject.expression.as_deref());
     let site = Site { src: &src, line, hint, target };
     let kinds: Vec<FixKind> = FixKind::ALL.into_iter().filter(|k| k.patterns().contains(&pattern)).collect();
     if kinds.is_empty() {

@@ -77,7 +77,7 @@ pub(super) fn count_instead_of_collect(site: &Site<'_, '_>) -> Result<QuickFix, 
         let stream = src.text_of(stream);
         let distinct = if distinct { ".distinct()" } else { "" };
         // Chained: `….collect(toList()).size()`.
-        if let Some(asked) = n.parent().and_then(|p| p.parent()).and_then(Call::of).filter(|c| c.object == Some(n)) {
+        if let Some(asked) = n.parent().and_then(Call::of).filter(|c| c.object == Some(n)) {
             let text = match src.text_of(asked.name) {
                 "size" => format!("(int) {stream}{distinct}.count()"),
                 "isEmpty" => format!("{stream}.findAny().isEmpty()"),
@@ -114,11 +114,11 @@ pub(super) fn count_instead_of_collect(site: &Site<'_, '_>) -> Result<QuickFix, 
                     end: c.node.end_byte(),
                     text: format!("{name}Count"),
                 }),
-                Some((c, "isEmpty")) => edits.push(Edit {
-                    start: c.node.start_byte(),
-                    end: c.node.end_byte(),
-                    text: format!("({name}Count == 0)"),
-                }),
+                Some((c, "isEmpty")) => {
+                    let bare = c.node.parent().is_some_and(|p| p.kind() == "parenthesized_expression");
+                    let test = if bare { format!("{name}Count == 0") } else { format!("({name}Count == 0)") };
+                    edits.push(Edit { start: c.node.start_byte(), end: c.node.end_byte(), text: test })
+                }
                 _ => only_size = false,
             }
         }
@@ -233,6 +233,7 @@ fn loop_size(src: &Source<'_>, lp: Node<'_>) -> Option<String> {
         }
         "for_statement" => {
             let init = src.text_of(lp.child_by_field_name("init")?).replace(' ', "");
+            let init = init.trim_end_matches(';');
             let cond = lp.child_by_field_name("condition")?;
             let update = src.text_of(lp.child_by_field_name("update")?).replace(' ', "");
             let var = init.strip_prefix("inti=").map(|_| "i").or_else(|| {

@@ -8,7 +8,11 @@ use super::{no, Edit, FixKind, NoFix, QuickFix, Site};
 use tree_sitter::Node;
 
 /// Calls that only put into a collection (their results unused).
-const FILLS: [&str; 13] = [
+const FILLS: [&str; 17] = [
+    "clear",
+    "remove",
+    "removeIf",
+    "removeAll",
     "add",
     "addAll",
     "addFirst",

@@ -65,7 +65,7 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
     if !in_file(f, &file) {
         bail!("finding {n} is in {}, not in {}", f.location.short(), file.display());
     }
-    let fix = match fix_for(&Target { finding: f, text: &text, others: &others }) {
+    let fix = match fix_for(&Target::new(f, &text, &others)) {
         Ok(fix) => fix,
         Err(why) => {
             say(&format!("finding {n} ({}): no fix offered: {why}", f.location.short()));
@@ -155,7 +155,7 @@ fn list(findings: &[&Finding], file: &Path, text: &str, others: &[String]) {
         let offer = if !in_file(f, file) {
             "in another file".to_string()
         } else {
-            match fix_for(&Target { finding: f, text, others }) {
+            match fix_for(&Target::new(f, text, others)) {
                 Ok(fix) => format!("fix: {} [{}]", fix.title, fix.kind),
                 Err(why) => format!("no fix: {why}"),
             }

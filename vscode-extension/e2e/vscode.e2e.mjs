@@ -294,6 +294,36 @@ try {
   await page.screenshot({ path: path.join(artifacts, "7-business-problems.png") });
   await page.keyboard.press("Control+Shift+M");
 
+  // A quick fix from the lightbulb: another corpus program, whose regular expression is compiled
+  // per call. Once the fix is checked (compiled and run again in the background) Ctrl+. offers it;
+  // applied and saved, the next profile says in the status bar and on the line what it saved.
+  const regexProgram = readFileSync(path.join(repo, "fixtures/bloat/corpus/word_frequency/Main.java"), "utf8");
+  writeFileSync(path.join(workspace, "Main.java"), regexProgram);
+  await page.waitForSelector(".monaco-editor .view-lines:has-text('VOCABULARY')", { timeout: 30_000 });
+  const runsBefore = state.runs;
+  await editAndSave("// regex save");
+  const regexLine = regexProgram.split("\n").findIndex((l) => l.includes("String word = token.replaceAll("));
+  state = await waitForState(
+    (s) => s.runs > runsBefore && s.quickFixes.some((q) => q.line === regexLine && /^Bloatlens: Compile/.test(q.title)),
+    "the regular expression's quick fix, checked",
+  );
+  check(true, "a checked quick fix is offered on the regular expression's line");
+  await goToLine(regexLine + 1);
+  await page.keyboard.press("End");
+  await page.keyboard.press("Control+.");
+  const fixItem = page.locator(".action-widget .monaco-list-row", { hasText: "Bloatlens: Compile" }).first();
+  await fixItem.waitFor({ timeout: 15_000 });
+  await page.screenshot({ path: path.join(artifacts, "7b-quick-fix-menu.png") });
+  await fixItem.click();
+  await page.waitForSelector(".monaco-editor .view-lines:has-text('private static final Pattern')", { timeout: 15_000 });
+  check(true, "the quick fix edits the file (a static final Pattern)");
+  await page.keyboard.press("Control+S");
+  state = await waitForState((s) => s.status.kind === "server" && s.status.status.fixSaved !== undefined, "the profile after the fix");
+  check(/^−\d+% instructions, −[\d.]+ [KM]B allocated since the fix; the finding is gone$/.test(state.status.status.fixSaved), `the status says what the fix saved (${state.status.status.fixSaved})`);
+  check(/fix: −\d+% instructions/.test(await statusText()), `the status bar shows it (${await statusText()})`);
+  check(state.lenses.some((l) => /^Bloatlens quick fix: −/.test(l.title ?? "")), "a lens on the fix's line says what it saved");
+  await page.screenshot({ path: path.join(artifacts, "7c-quick-fix-saved.png") });
+
   // A Maven project (two modules, JUnit 5 and 4 tests) in a new window: the JUnit test class's
   // "▶ Profile tests" lens runs its tests under the VM; each test's outcome becomes a lens.
   const shop = path.join(tmp, "shop");

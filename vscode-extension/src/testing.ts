@@ -1,5 +1,6 @@
 // A test-only command for the end-to-end test in a real VS Code: writes what the editor shows
-// (diagnostics with related locations, code lenses, hovers, the cursor, the status bar's state)
+// (diagnostics with related locations, code lenses, hovers, the quick fixes offered on them, the
+// cursor, the status bar's state)
 // to the JSON file named by BLOATLENS_TEST_DUMP. Registered, and in the palette, only when that
 // variable is set.
 
@@ -35,6 +36,7 @@ async function dump(out: string, status: StatusBar): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   let lenses: { line: number; title: string | undefined }[] = [];
   let hovers: { line: number; text: string }[] = [];
+  let quickFixes: { line: number; title: string }[] = [];
   if (editor) {
     const uri = editor.document.uri;
     const found = (await vscode.commands.executeCommand<vscode.CodeLens[]>("vscode.executeCodeLensProvider", uri, 100)) ?? [];
@@ -46,6 +48,9 @@ async function dump(out: string, status: StatusBar): Promise<void> {
         .map((c) => (typeof c === "string" ? c : c.value))
         .join("\n");
       hovers.push({ line: line(d.range), text });
+      const actions =
+        (await vscode.commands.executeCommand<vscode.CodeAction[]>("vscode.executeCodeActionProvider", uri, d.range)) ?? [];
+      for (const a of actions.filter((a) => a.edit !== undefined)) quickFixes.push({ line: line(d.range), title: a.title });
     }
   }
   const state = {
@@ -57,6 +62,7 @@ async function dump(out: string, status: StatusBar): Promise<void> {
     },
     lenses,
     hovers,
+    quickFixes,
     status: status.current,
     runs: status.runs,
   };

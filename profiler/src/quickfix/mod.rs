@@ -291,3 +291,49 @@ pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_fix_is_documented_and_has_a_case() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let page = std::fs::read_to_string(root.join("docs/quick-fixes.md")).unwrap();
+        let cases: Vec<String> = std::fs::read_dir(root.join("fixtures/quickfix"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        for kind in FixKind::ALL {
+            assert!(page.contains(&format!("| `{}` |", kind.name())), "docs/quick-fixes.md lacks {kind}");
+            assert!(
+                cases.iter().any(|c| c.starts_with(kind.name().split('-').next().unwrap_or_default())),
+                "no case in fixtures/quickfix for {kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn hints_read_a_locations_words() {
+        assert_eq!(
+            Hint::of(Some("String.replaceAll(…)")),
+            Hint::Call { owner: "String".into(), method: "replaceAll".into() }
+        );
+        assert_eq!(Hint::of(Some("Config.sectionNames()")), Hint::Call { owner: "Config".into(), method: "sectionNames".into() });
+        assert_eq!(Hint::of(Some("new ArrayList(…)")), Hint::New { class: "ArrayList".into() });
+        assert_eq!(Hint::of(Some("boxing to Long")), Hint::Boxing { to: "Long".into() });
+        assert_eq!(Hint::of(Some("the string concatenation")), Hint::Concat);
+        assert_eq!(Hint::of(None), Hint::Other);
+    }
+
+    #[test]
+    fn edits_apply_in_order_and_diffs_read_as_git_s() {
+        let text = "a\nb\nc\n";
+        let edits = [Edit { start: 4, end: 5, text: "C".into() }, Edit { start: 0, end: 0, text: "x\n".into() }];
+        let after = apply(text, &edits);
+        assert_eq!(after, "x\na\nb\nC\n");
+        let diff = unified_diff("Main.java", text, &after);
+        assert!(diff.starts_with("--- a/Main.java\n+++ b/Main.java\n@@"), "{diff}");
+        assert!(diff.contains("+x\n") && diff.contains("-c\n") && diff.contains("+C\n"), "{diff}");
+    }
+}

@@ -16,7 +16,7 @@ use std::process::Command;
 
 #[derive(Args)]
 pub struct FixArgs {
-    /// The Java source file to fix.
+    /// The Java source file to fix, or a directory of sources (the finding's file is found under it).
     file: PathBuf,
     /// The finding to fix, by its number in the text report. Without it, every shown finding is
     /// listed with the fix offered for it, or why there is none.
@@ -45,26 +45,27 @@ pub struct FixArgs {
 /// Runs the command; its exit status: 0 when it printed or applied a fix (or listed them), 1 when
 /// the finding has no fix or the check found it unsafe.
 pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
-    let file = a.file.canonicalize().with_context(|| format!("reading {}", a.file.display()))?;
-    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let given = a.file.canonicalize().with_context(|| format!("reading {}", a.file.display()))?;
     let scratch = tempfile::Builder::new().prefix("bloatlens-fix-").tempdir()?;
     let (before, before_out) = match &a.report {
         Some(path) => (read_report(path)?, Vec::new()),
-        None => profile(&a, &a.profile_target(&file), &scratch.path().join("before"))?,
+        None => profile(&a, &a.profile_target(&given), &scratch.path().join("before"))?,
     };
-    let others = other_sources(&file);
     let findings = shown(&before);
     let Some(n) = a.finding else {
-        list(&findings, &file, &text, &others);
+        list(&findings, &given);
         return Ok(0);
     };
     let f = n
         .checked_sub(1)
         .and_then(|i| findings.get(i))
         .with_context(|| format!("there is no finding {n} (the report shows {})", findings.len()))?;
-    if !in_file(f, &file) {
-        bail!("finding {n} is in {}, not in {}", f.location.short(), file.display());
-    }
+    let file = source_of(f, &given)
+        .with_context(|| {
+            format!("finding {n} is in {}: not {} or not once under it", f.location.short(), given.display())
+        })?;
+    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let others = other_sources(&file);
     let fix = match fix_for(&Target::new(f, &text, &others)) {
         Ok(fix) => fix,
         Err(why) => {
@@ -73,14 +74,18 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
         }
     };
     let fixed = apply(&text, &fix.edits);
-    let shown_path = a.file.display().to_string();
+    let shown_path = if given.is_dir() {
+        a.file.join(file.strip_prefix(&given).unwrap_or(&file)).display().to_string()
+    } else {
+        a.file.display().to_string()
+    };
     print!("{}", unified_diff(&shown_path, &text, &fixed));
     say(&format!("fix: {} [{}]", fix.title, fix.kind));
     if let Some(c) = &fix.caveat {
         say(&format!("note: {c}"));
     }
     if a.check {
-        let ok = check(&a, &file, &fixed, (&before, &before_out), f, scratch.path())?;
+        let ok = check(&a, (&given, &file), &fixed, (&before, &before_out), f, scratch.path())?;
         if !ok {
             return Ok(1);
         }
@@ -89,7 +94,7 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
         let tmp = file.with_extension("java.bloatlens-fix");
         std::fs::write(&tmp, &fixed).with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, &file).with_context(|| format!("writing {}", file.display()))?;
-        say(&format!("applied to {}", a.file.display()));
+        say(&format!("applied to {shown_path}"));
     }
     Ok(0)
 }
@@ -140,25 +145,36 @@ fn other_sources(file: &Path) -> Vec<String> {
     files.iter().filter(|p| p.as_path() != file).filter_map(|p| std::fs::read_to_string(p).ok()).collect()
 }
 
-/// Whether a finding's source is `file` (its path ends with the package path javac recorded).
-fn in_file(f: &Finding, file: &Path) -> bool {
-    f.location.file.as_deref().is_some_and(|rel| file.ends_with(rel))
+/// The source of a finding: `given` itself when its path ends with the package path javac
+/// recorded, or the only file under the directory `given` that does.
+fn source_of(f: &Finding, given: &Path) -> Option<PathBuf> {
+    let rel = f.location.file.as_deref()?;
+    if given.is_file() {
+        return given.ends_with(rel).then(|| given.to_path_buf());
+    }
+    let mut found = javac::java_files(given).ok()?.into_iter().filter(|p| p.ends_with(rel));
+    let one = found.next()?;
+    // Several sources of that package path (several programs under the directory): none is it.
+    found.next().is_none().then_some(one)
 }
 
 /// Every shown finding with its fix or why there is none.
-fn list(findings: &[&Finding], file: &Path, text: &str, others: &[String]) {
+fn list(findings: &[&Finding], given: &Path) {
     if findings.is_empty() {
         println!("no findings shown");
     }
     for (i, f) in findings.iter().enumerate() {
         let what = f.pattern.map_or("(no pattern)", |p| p.title());
-        let offer = if !in_file(f, file) {
-            "in another file".to_string()
-        } else {
-            match fix_for(&Target::new(f, text, others)) {
-                Ok(fix) => format!("fix: {} [{}]", fix.title, fix.kind),
-                Err(why) => format!("no fix: {why}"),
-            }
+        let offer = match source_of(f, given) {
+            None if given.is_file() => "in another file".to_string(),
+            None => "its source is not under the directory (or is there several times)".to_string(),
+            Some(file) => match std::fs::read_to_string(&file) {
+                Ok(text) => match fix_for(&Target::new(f, &text, &other_sources(&file))) {
+                    Ok(fix) => format!("fix: {} [{}]", fix.title, fix.kind),
+                    Err(why) => format!("no fix: {why}"),
+                },
+                Err(e) => format!("{}: {e}", file.display()),
+            },
         };
         println!("{}. [{what}] {} — {offer}", i + 1, f.location.short());
     }
@@ -168,7 +184,7 @@ fn list(findings: &[&Finding], file: &Path, text: &str, others: &[String]) {
 /// whether the fix is safe.
 fn check(
     a: &FixArgs,
-    file: &Path,
+    (given, file): (&Path, &Path),
     fixed: &str,
     (before, before_out): (&Report, &[u8]),
     f: &Finding,
@@ -187,7 +203,16 @@ fn check(
     }
     let fixed_file = copy_root.join(file.strip_prefix(&root).unwrap_or(file));
     std::fs::write(&fixed_file, fixed)?;
-    let (after, after_out) = match profile(a, &[fixed_file.as_os_str().to_owned()], &scratch.join("after")) {
+    // The same target as the original's: the file, or the directory of sources.
+    let target = if given.is_dir() {
+        match given.strip_prefix(&root) {
+            Ok(rel) => copy_root.join(rel),
+            Err(_) => bail!("--check takes a source file or a directory within its source root, not {}", given.display()),
+        }
+    } else {
+        fixed_file
+    };
+    let (after, after_out) = match profile(a, &[target.into_os_string()], &scratch.join("after")) {
         Ok(r) => r,
         Err(e) => {
             say(&format!("check: not safe: {e:#}"));

@@ -64,6 +64,14 @@ pub struct Comparison {
     pub total_after: i64,
     /// Largest changes first.
     pub changes: Vec<SequenceChange>,
+    /// The program's own work since the earlier report, in words: "−23% instructions, −1.2 MB
+    /// allocated" (what a fix made between the two saved).
+    #[serde(default)]
+    pub work: String,
+    /// The earlier report's shown findings that this one no longer shows (the same pattern in the
+    /// same method, naming the same expression), as `pattern at File.java:line`.
+    #[serde(default)]
+    pub gone: Vec<String>,
 }
 
 /// A call sequence (outermost first) whose cum cost changed between two runs.

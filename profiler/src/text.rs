@@ -156,6 +156,12 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
             c.total_after,
             c.total_after - c.total_before
         );
+        if !c.work.is_empty() {
+            let _ = writeln!(out, "  the program's own work: {}", c.work);
+        }
+        if !c.gone.is_empty() {
+            let _ = writeln!(out, "  findings gone: {}", c.gone.join(", "));
+        }
         for ch in c.changes.iter().take(top) {
             let path: Vec<String> = ch.calls.iter().map(|l| crate::analysis::bottleneck::short_name(l)).collect();
             let _ = writeln!(out, "  {:>+12}  {} → {}  {}", ch.change, ch.before, ch.after, path.join(" → "));

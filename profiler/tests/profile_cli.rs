@@ -733,3 +733,54 @@ fn a_report_path_and_arguments_that_are_not_utf8() {
     assert_eq!(String::from_utf8_lossy(&o.stdout), "x\u{fffd}y\n");
     assert_eq!(json_report(Path::new(&out))["run"]["main_class"], "Echo");
 }
+
+/// `bloatlens fix`: the findings listed with their fixes, one printed as a diff (nothing written),
+/// checked, applied; then `profile --compare` with the report before it says what it saved and
+/// that the finding is gone. A finding without a fix exits 1 with the reason.
+#[test]
+fn fix_lists_prints_checks_and_applies_a_quick_fix_and_compare_measures_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat/corpus/word_frequency/Main.java"),
+    )
+    .unwrap();
+    let main = write(dir.path(), "Main.java", &original);
+    let before = dir.path().join("before.json");
+    let out = profile_json(&before, &["--program-output", dir.path().join("p.txt").to_str().unwrap()], &[&main]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let list = bloatlens(&["fix", &main, "--report", before.to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(listed.starts_with("1. [A regular expression compiled per call] Main.java:54 — fix: Compile"), "{listed}");
+    assert!(listed.contains("2. [A temporary string per call] Main.java:59 — no fix: "), "{listed}");
+
+    let refused = bloatlens(&["fix", &main, "--report", before.to_str().unwrap(), "--finding", "2"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no fix offered"), "{refused:?}");
+
+    let diff = bloatlens(&["fix", &main, "--finding", "1", "--check"]);
+    assert!(diff.status.success(), "{}", String::from_utf8_lossy(&diff.stderr));
+    let patch = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        patch.contains("+    private static final Pattern WORD_PATTERN = Pattern.compile(\"[^A-Za-z']\");"),
+        "{patch}"
+    );
+    assert!(patch.contains("+import java.util.regex.Pattern;"), "{patch}");
+    let said = String::from_utf8_lossy(&diff.stderr);
+    assert!(
+        said.contains("check: compiles and prints the same; saved ") && said.contains("the finding is gone"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&main).unwrap(), original, "nothing is written without --apply");
+
+    let applied = bloatlens(&["fix", &main, "--report", before.to_str().unwrap(), "--finding", "1", "--apply"]);
+    assert!(applied.status.success());
+    assert!(std::fs::read_to_string(&main).unwrap().contains("WORD_PATTERN.matcher(token).replaceAll(\"\")"));
+
+    let after = bloatlens(&["profile", &main, "--compare", before.to_str().unwrap(), "--program-output", "/dev/null"]);
+    let text = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        text.contains("  the program's own work: −") && text.contains("findings gone: regex-per-call at Main.java:54"),
+        "{text}"
+    );
+}

@@ -830,5 +830,13 @@ pub fn compare(
         }
     }
     out.sort_by_key(|c| std::cmp::Reverse(c.change.unsigned_abs()));
-    Comparison { previous, metric: metric.name().into(), total_before, total_after, changes: out }
+    Comparison {
+        previous,
+        metric: metric.name().into(),
+        total_before,
+        total_after,
+        changes: out,
+        work: String::new(),
+        gone: Vec::new(),
+    }
 }

@@ -319,7 +319,10 @@ mod tests {
             Hint::of(Some("String.replaceAll(…)")),
             Hint::Call { owner: "String".into(), method: "replaceAll".into() }
         );
-        assert_eq!(Hint::of(Some("Config.sectionNames()")), Hint::Call { owner: "Config".into(), method: "sectionNames".into() });
+        assert_eq!(
+            Hint::of(Some("Config.sectionNames()")),
+            Hint::Call { owner: "Config".into(), method: "sectionNames".into() }
+        );
         assert_eq!(Hint::of(Some("new ArrayList(…)")), Hint::New { class: "ArrayList".into() });
         assert_eq!(Hint::of(Some("boxing to Long")), Hint::Boxing { to: "Long".into() });
         assert_eq!(Hint::of(Some("the string concatenation")), Hint::Concat);

@@ -60,10 +60,9 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
         .checked_sub(1)
         .and_then(|i| findings.get(i))
         .with_context(|| format!("there is no finding {n} (the report shows {})", findings.len()))?;
-    let file = source_of(f, &given)
-        .with_context(|| {
-            format!("finding {n} is in {}: not {} or not once under it", f.location.short(), given.display())
-        })?;
+    let file = source_of(f, &given).with_context(|| {
+        format!("finding {n} is in {}: not {} or not once under it", f.location.short(), given.display())
+    })?;
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let others = other_sources(&file);
     let fix = match fix_for(&Target::new(f, &text, &others)) {
@@ -207,7 +206,9 @@ fn check(
     let target = if given.is_dir() {
         match given.strip_prefix(&root) {
             Ok(rel) => copy_root.join(rel),
-            Err(_) => bail!("--check takes a source file or a directory within its source root, not {}", given.display()),
+            Err(_) => {
+                bail!("--check takes a source file or a directory within its source root, not {}", given.display())
+            }
         }
     } else {
         fixed_file

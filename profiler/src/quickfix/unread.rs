@@ -54,7 +54,7 @@ pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
 /// The field (its name node) at the root of a statement that only fills it: `f.add(x);`,
 /// `this.f.put(k, v);`, `f.computeIfAbsent(k, …).add(v);`.
 fn filled_field<'a>(src: &Source<'_>, call: Node<'a>) -> Option<Node<'a>> {
-    if !call.parent().is_some_and(|p| p.kind() == "expression_statement") {
+    if call.parent().is_none_or(|p| p.kind() != "expression_statement") {
         return None;
     }
     let mut at = call;

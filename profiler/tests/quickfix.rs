@@ -5,7 +5,9 @@
 //!   program the quick fix must make (`expected.java`, byte for byte) or words the reason it refuses
 //!   must contain (`refused.txt`). `BLOATLENS_BLESS=1` writes whichever the fix gives (review it).
 //! - `case-runs/<name>`: an expected fix compiles and prints what the original prints, under
-//!   `java` and on the VM.
+//!   `java` and on the VM — unless the case has an `unsafe.txt` (why the fix, though offered on
+//!   the syntax, changes what the program does): then the check the editor and `bloatlens fix
+//!   --check` make (`quickfix::check`) must find its output differs.
 //! - `corpus/<program>`: every quick fix offered for a shown finding of a scored-corpus program
 //!   compiles, prints what the original prints on the VM and under `java`, and saves at least half
 //!   of the share its finding claims (on the VM, in the claim's unit). CI runs a sample of the
@@ -91,7 +93,33 @@ fn java_output(dir: &Path, file: &str, work: &Path) -> Result<(PathBuf, Vec<u8>)
     Ok((classes, out.stdout))
 }
 
+/// A fix the syntax allows but the program's behaviour does not: compiled by `check::compile_fixed`
+/// and run by `check::compare_runs`, as the editor checks a fix, it must not pass.
+fn unsafe_case(dir: &Path) -> Result<(), Failed> {
+    use bloatlens_profiler::quickfix::check::{compare_runs, compile_fixed, Verdict};
+    let work = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let original = dir.join("Main.java");
+    // The original alone (the directory also holds expected.java, another `Main`).
+    let src = work.path().join("src");
+    std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    std::fs::copy(&original, src.join("Main.java")).map_err(|e| e.to_string())?;
+    fixes::compile(&src, &work.path().join("classes"))?;
+    let fixed = std::fs::read_to_string(dir.join("expected.java")).map_err(|e| e.to_string())?;
+    let javac = bloatlens_profiler::javac::find_javac(None).map_err(|e| e.to_string())?;
+    let classes = work.path().join("classes").display().to_string();
+    let fixed_classes = compile_fixed(&javac, &original, &fixed, &[], &classes, &work.path().join("scratch"))?;
+    let run = fixes::run_config(&work.path().join("classes"), dir);
+    let (verdict, _, _) = compare_runs(&run, &fixed_classes)?;
+    match verdict {
+        Verdict::OutputDiffers(_) => Ok(()),
+        other => Err(format!("the check let an unsafe fix through: {other:?}").into()),
+    }
+}
+
 fn case_runs(dir: &Path) -> Result<(), Failed> {
+    if dir.join("unsafe.txt").is_file() {
+        return unsafe_case(dir);
+    }
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (before_classes, before) = java_output(dir, "Main.java", work.path())?;
     let (after_classes, after) = java_output(dir, "expected.java", work.path())?;

@@ -26,7 +26,7 @@ mvn_flags=(-q -B -DskipTests -Dmaven.javadoc.skip=true -Drat.skip=true -Djacoco.
   -Dcheckstyle.skip=true -Dspotbugs.skip=true -Dpmd.skip=true -Dcpd.skip=true -Denforcer.skip=true
   -Dmaven.source.skip=true -Dgpg.skip=true -Djapicmp.skip=true
   -Dcyclonedx.skip=true -Dspotless.check.skip=true -Dspotless.apply.skip=true -Dmoditect.skip=true
--Dmaven.compiler.failOnWarning=false -Dlicense.skip=true -Derrorprone.skip=true)
+-Dmaven.compiler.failOnWarning=false -Dlicense.skip=true -Derrorprone.skip=true -Danimal.sniffer.skip=true)
 [ "${MVN_OFFLINE:-0}" = 1 ] && mvn_flags+=(-o)
 # MVN names another Maven (the Apache Commons parent pom needs Maven 3.9 or later)
 mvn=${MVN:-mvn}

@@ -2,39 +2,11 @@
 //! again and again with equal arguments; the fix computes it once before the outermost loop in
 //! which nothing the call names is declared, assigned or changed by a known mutating call.
 
-use super::syntax::{ancestor, assigned_in, declared_in, descendants, fresh_name, Call, Source, LOOPS, METHODS};
+use super::syntax::{
+    ancestor, assigned_in, declared_in, descendants, fresh_name, Call, Source, LOOPS, METHODS, MUTATORS,
+};
 use super::{no, Edit, FixKind, Hint, NoFix, QuickFix, Site};
 use tree_sitter::Node;
-
-/// Calls that change their receiver: a name used as one's receiver in the loop is not invariant.
-const MUTATORS: [&str; 26] = [
-    "add",
-    "addAll",
-    "addFirst",
-    "addLast",
-    "put",
-    "putAll",
-    "putIfAbsent",
-    "remove",
-    "removeIf",
-    "removeAll",
-    "retainAll",
-    "set",
-    "clear",
-    "append",
-    "insert",
-    "delete",
-    "deleteCharAt",
-    "sort",
-    "push",
-    "pop",
-    "poll",
-    "offer",
-    "compute",
-    "computeIfAbsent",
-    "merge",
-    "setLength",
-];
 
 pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
     let src = site.src;
@@ -80,6 +52,30 @@ pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
     let insert_at = src.line_start(stmt.start_byte());
     let caveat = Some("evaluated once before the loop, also when the loop runs no iteration".to_string());
     let call_text = src.text_of(call.node);
+
+    // Each iteration had an object of its own: once hoisted, one object is shared by them all, so
+    // nothing may change it or keep it (an immutable result, a `String` or a number, is safe).
+    let uses: Vec<Node<'_>> = match call.node.parent().filter(|p| p.kind() == "variable_declarator") {
+        Some(d) => {
+            let name = d.child_by_field_name("name").map(|n| src.text_of(n)).unwrap_or_default();
+            descendants(lp)
+                .filter(|n| n.kind() == "identifier" && src.text_of(*n) == name && n.parent() != Some(d))
+                .collect()
+        }
+        None => vec![call.node],
+    };
+    let immutable = return_type(src, method).is_some_and(is_immutable)
+        || call
+            .node
+            .parent()
+            .and_then(|d| d.parent())
+            .and_then(|l| l.child_by_field_name("type"))
+            .is_some_and(|t| is_immutable(src.text_of(t)));
+    if !immutable {
+        if let Some(why) = uses.iter().find_map(|u| shared_use(src, *u)) {
+            return Err(no(why));
+        }
+    }
 
     // `T x = f(a);` directly in the loop's body, `x` never assigned: move the declaration itself.
     if let Some(decl) = whole_declaration(src, &call, lp) {
@@ -151,6 +147,73 @@ fn varies_in(src: &Source<'_>, lp: Node<'_>, used: &[&str]) -> Option<String> {
         }
     }
     None
+}
+
+/// Types whose values cannot change: sharing one between iterations changes nothing.
+fn is_immutable(ty: &str) -> bool {
+    matches!(
+        ty.trim(),
+        "String"
+            | "int"
+            | "long"
+            | "double"
+            | "float"
+            | "boolean"
+            | "char"
+            | "short"
+            | "byte"
+            | "Integer"
+            | "Long"
+            | "Double"
+            | "Float"
+            | "Boolean"
+            | "Character"
+            | "Short"
+            | "Byte"
+            | "BigDecimal"
+            | "BigInteger"
+    )
+}
+
+/// A name that reads as a change to its receiver: a known mutator, or `set…`, `add…`, `put…`,
+/// `remove…`, `clear…`.
+fn changes_receiver(name: &str) -> bool {
+    MUTATORS.contains(&name) || ["set", "add", "put", "remove", "clear"].iter().any(|p| name.starts_with(p))
+}
+
+/// Why the value at `use_` (the hoisted result, or a read of the variable holding it) could be
+/// changed or kept by the loop: a call chain on it that changes something (`value.asObject().add(…)`),
+/// the value stored (`list.add(value)`, `field = value`).
+fn shared_use(src: &Source<'_>, use_: Node<'_>) -> Option<String> {
+    let mut at = use_;
+    while let Some(p) = at.parent() {
+        let on_it = match p.kind() {
+            "method_invocation" => p.child_by_field_name("object") == Some(at),
+            "field_access" | "parenthesized_expression" | "cast_expression" => true,
+            _ => false,
+        };
+        if !on_it {
+            break;
+        }
+        if let Some(c) = Call::of(p) {
+            if changes_receiver(src.text_of(c.name)) {
+                return Some(format!("the loop changes the value it computes each time (`{}`)", src.text_of(p)));
+            }
+        }
+        at = p;
+    }
+    let parent = at.parent()?;
+    match parent.kind() {
+        "argument_list" => {
+            let call = parent.parent().and_then(Call::of)?;
+            changes_receiver(src.text_of(call.name))
+                .then(|| format!("the loop keeps the value it computes each time (`{}`)", src.text_of(call.node)))
+        }
+        "assignment_expression" if parent.child_by_field_name("right") == Some(at) => {
+            Some(format!("the loop keeps the value it computes each time (`{}`)", src.text_of(parent)))
+        }
+        _ => None,
+    }
 }
 
 /// The local declaration the call initialises in full, when it is a statement of the loop's body

@@ -38,7 +38,10 @@ pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
             .into_iter()
             .filter(|n| Call::of(*n).is_some_and(|c| src.text_of(c.name) == "format"))
             .collect(),
-        _ => return Err(no("the finding does not name a string concatenation or `String.format`")),
+        _ => {
+            let named = site.target.subject.expression.as_deref().unwrap_or("no expression");
+            return Err(no(format!("the finding names {named}, not a string concatenation or `String.format`")));
+        }
     };
     let mut why = "the message is not built on this line".to_string();
     for message in messages {

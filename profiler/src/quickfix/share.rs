@@ -37,8 +37,11 @@ pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
     };
     let arg_type = declared_type(src, *arg, arg_name)
         .ok_or_else(|| no(format!("the declared type of `{arg_name}` is not known here")))?;
+    if arg_type.chars().next().is_some_and(char::is_lowercase) {
+        return Err(no(format!("the new {ty} is given a capacity (`{arg_name}`), not a collection to copy")));
+    }
     if !sources.contains(&simple_type(arg_type)) {
-        return Err(no(format!("`{arg_name}` is a {arg_type}, which a {view} view does not fit")));
+        return Err(no(format!("`{arg_name}` is declared {arg_type}, which a `{view}` view does not fit")));
     }
     let ret = creation.parent().filter(|p| p.kind() == "return_statement").ok_or_else(|| {
         no("the copy is not returned: a local or field copy may be written to or guard against changes while it is read")

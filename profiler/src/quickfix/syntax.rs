@@ -195,6 +195,38 @@ pub fn ancestor<'a>(n: Node<'a>, kinds: &[&str]) -> Option<Node<'a>> {
     None
 }
 
+/// Calls that change their receiver (a collection's or a builder's) and whose result a statement
+/// may drop: a name used as one's receiver in a loop is not invariant there; a field only ever
+/// the receiver of these is never read.
+pub const MUTATORS: [&str; 26] = [
+    "add",
+    "addAll",
+    "addFirst",
+    "addLast",
+    "put",
+    "putAll",
+    "putIfAbsent",
+    "remove",
+    "removeIf",
+    "removeAll",
+    "retainAll",
+    "set",
+    "clear",
+    "append",
+    "insert",
+    "delete",
+    "deleteCharAt",
+    "sort",
+    "push",
+    "pop",
+    "poll",
+    "offer",
+    "compute",
+    "computeIfAbsent",
+    "merge",
+    "setLength",
+];
+
 pub const LOOPS: [&str; 4] = ["for_statement", "enhanced_for_statement", "while_statement", "do_statement"];
 pub const METHODS: [&str; 4] =
     ["method_declaration", "constructor_declaration", "lambda_expression", "static_initializer"];

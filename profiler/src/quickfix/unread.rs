@@ -3,30 +3,9 @@
 //! statement that fills it. Offered only when every mention of the field in its file is one of
 //! those and no other source of the workspace names it.
 
-use super::syntax::{descendants, Call, Source};
+use super::syntax::{descendants, Call, Source, MUTATORS};
 use super::{no, Edit, FixKind, NoFix, QuickFix, Site};
 use tree_sitter::Node;
-
-/// Calls that only put into a collection (their results unused).
-const FILLS: [&str; 17] = [
-    "clear",
-    "remove",
-    "removeIf",
-    "removeAll",
-    "add",
-    "addAll",
-    "addFirst",
-    "addLast",
-    "put",
-    "putAll",
-    "putIfAbsent",
-    "push",
-    "offer",
-    "computeIfAbsent",
-    "compute",
-    "merge",
-    "set",
-];
 
 pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
     let src = site.src;
@@ -60,7 +39,7 @@ fn filled_field<'a>(src: &Source<'_>, call: Node<'a>) -> Option<Node<'a>> {
     let mut at = call;
     loop {
         let c = Call::of(at)?;
-        if !FILLS.contains(&src.text_of(c.name)) {
+        if !MUTATORS.contains(&src.text_of(c.name)) {
             return None;
         }
         let object = c.object?;
@@ -121,7 +100,7 @@ fn removal(src: &Source<'_>, name: &str, others: &[String]) -> Result<Removal, s
         statements += 1;
         for inner in descendants(stmt).filter_map(Call::of) {
             let callee = src.text_of(inner.name);
-            if !FILLS.contains(&callee) {
+            if !MUTATORS.contains(&callee) {
                 calls.push(format!("`{callee}(…)`"));
             }
         }

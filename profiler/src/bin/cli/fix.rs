@@ -27,12 +27,14 @@ pub struct FixArgs {
     #[arg(long)]
     apply: bool,
     /// Check the fix: profile the fixed program in a scratch copy of FILE's sources, compare its
-    /// output with the original's, and say what it saved against what the finding claimed.
-    #[arg(long)]
+    /// output with the original's, and say what it saved against what the finding claimed. For a
+    /// program that is FILE (or the directory of sources) itself: not with `--report` or a profile
+    /// given after `--` (a driver on a class path: make the fix, then `profile --compare`).
+    #[arg(long, conflicts_with_all = ["report", "profile"])]
     check: bool,
     /// Take the findings from this JSON report (`bloatlens profile --format json`) instead of
     /// profiling.
-    #[arg(long, conflicts_with = "check")]
+    #[arg(long)]
     report: Option<PathBuf>,
     /// The JDK whose class library runs and whose javac compiles (as `profile --jdk`).
     #[arg(long)]

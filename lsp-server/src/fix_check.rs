@@ -78,7 +78,7 @@ pub fn check_all(
         }
         let Ok(text) = std::fs::read_to_string(file) else { continue };
         let others = others.get_or_insert_with(|| workspace_sources(&base.roots));
-        let other_texts: Vec<String> = others.iter().filter(|(p, _)| p != file).map(|(_, t)| t.clone()).collect();
+        let other_texts: Vec<&str> = others.iter().filter(|(p, _)| p != file).map(|(_, t)| t.as_str()).collect();
         let fix = match fix_for(&Target::new(finding, &text, &other_texts)) {
             Ok(fix) => fix,
             Err(why) => {

@@ -4,7 +4,7 @@
 //! Also finds `main` methods for the "Profile" lenses.
 
 use tower_lsp_server::ls_types::{Position, PositionEncodingKind, Range};
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{Node, Tree};
 
 /// How the client counts characters in a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,9 +108,7 @@ impl LineIndex {
 }
 
 pub fn parse(text: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser.set_language(&tree_sitter_java::LANGUAGE.into()).ok()?;
-    parser.parse(text, None)
+    bloatlens_profiler::quickfix::syntax::parse_java(text)
 }
 
 /// The node kinds that say what a finding of `kind` is about, most specific first.

@@ -204,7 +204,7 @@ pub fn saving(before: f64, after: f64) -> f64 {
 /// from.
 pub fn quick_fixes(program: &Path, out: &Path, settings: &Settings) -> Result<(Vec<Fix>, Report), String> {
     use crate::profile::{profile, Analyses, ProfileConfig};
-    use crate::quickfix::{apply, fix_for, measure::shown, Target};
+    use crate::quickfix::{apply, fix_for, Target};
     let name = program.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let classes = out.join("classes").join(&name);
     compile(program, &classes)?;
@@ -218,7 +218,7 @@ pub fn quick_fixes(program: &Path, out: &Path, settings: &Settings) -> Result<(V
     let main = program.join("Main.java");
     let text = std::fs::read_to_string(&main).map_err(|e| format!("{}: {e}", main.display()))?;
     let mut made = Vec::new();
-    for f in shown(&report) {
+    for f in report.shown() {
         if f.location.file.as_deref() != Some("Main.java") {
             continue;
         }

@@ -283,9 +283,10 @@ pub fn compare(report: &mut Report, previous: &Report) -> Result<(), String> {
     let name = format!("{} ({} ms)", previous.run.main_class, previous.run.wall_ms);
     let mut comparison = bottleneck::compare(&after, before, &report.run.settings, &mut report.findings, name);
     report.call_tree = Some(after);
-    use crate::quickfix::measure::{same_finding, shown, Saving};
+    use crate::quickfix::measure::{same_finding, Saving};
     comparison.work = Saving::between(previous, report).describe();
-    comparison.gone = shown(previous)
+    comparison.gone = previous
+        .shown()
         .into_iter()
         .filter(|f| same_finding(f, report).is_none())
         .map(|f| format!("{} at {}", f.pattern.map_or(f.kind().as_str(), |p| p.id()), f.location.short()))

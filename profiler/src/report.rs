@@ -346,6 +346,13 @@ pub struct Location {
     pub expression: Option<String>,
 }
 
+impl Report {
+    /// The findings the editor shows and the text report numbers `1.`, `2.`…, in the report's order.
+    pub fn shown(&self) -> Vec<&Finding> {
+        self.findings.iter().filter(|f| f.hidden.is_none()).collect()
+    }
+}
+
 impl Location {
     /// `Main.java:12` or, without line information, `com.acme.Main.run`.
     pub fn short(&self) -> String {

@@ -2,7 +2,7 @@
 //! line quoted and, for a copy chain, every hop drawn.
 
 use crate::junit::TestStatus;
-use crate::report::{Finding, Location, Report};
+use crate::report::{Location, Report};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -73,7 +73,7 @@ pub fn render(report: &Report, sources: &mut Sources, top: usize) -> String {
         let _ = writeln!(out, "no findings ({} analyses: {})", r.analyses.len(), r.analyses.join(", "));
     }
     // The findings in the report's order (by what a fix would save); the hidden ones only counted.
-    let shown: Vec<&Finding> = report.findings.iter().filter(|f| f.hidden.is_none()).collect();
+    let shown = report.shown();
     let mut by_kind: Vec<(&str, usize)> = Vec::new();
     for f in &shown {
         let family = f.kind().family().as_str();

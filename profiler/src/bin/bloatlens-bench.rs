@@ -312,7 +312,7 @@ fn quick_fixes(o: &FixesOptions, out: &Path) -> Result<Vec<fixes::Fix>> {
     let mut shown = 0;
     for d in dirs {
         let (made, report) = fixes::quick_fixes(&d, out, &Settings::default()).map_err(anyhow::Error::msg)?;
-        shown += bloatlens_profiler::quickfix::measure::shown(&report).len();
+        shown += report.shown().len();
         for f in &made {
             println!("quick fix {}: {}", f.name, f.change);
         }

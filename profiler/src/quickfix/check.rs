@@ -20,10 +20,6 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn is_safe(&self) -> bool {
-        matches!(self, Verdict::Safe | Verdict::Compiles)
-    }
-
     /// The verdict in a sentence, for the CLI and the hover.
     pub fn describe(&self) -> String {
         match self {

@@ -99,7 +99,7 @@ pub(super) fn fix(site: &Site<'_, '_>) -> Result<QuickFix, NoFix> {
         }
     }
     let class = ancestor(method_scope, &super::syntax::TYPES).unwrap_or(method_scope);
-    let name = fresh_name(&local_name(src, method), |n| src.mentions_variable(class, n));
+    let name = fresh_name(&local_name(method), |n| src.mentions_variable(class, n));
     let ty = return_type(src, method).unwrap_or("var");
     Ok(QuickFix {
         kind: FixKind::HoistInvariantCall,
@@ -234,7 +234,7 @@ fn whole_declaration<'a>(src: &Source<'_>, call: &Call<'a>, lp: Node<'a>) -> Opt
 }
 
 /// `taxTable` for `buildTaxTable`, `grandTotal` for `grandTotal`, `sectionNames` for `sectionNames`.
-fn local_name(_src: &Source<'_>, method: &str) -> String {
+fn local_name(method: &str) -> String {
     for prefix in ["get", "compute", "build", "calculate", "calc", "load", "make", "create", "find", "read", "parse"] {
         if let Some(rest) = method.strip_prefix(prefix) {
             if rest.starts_with(|c: char| c.is_ascii_uppercase()) {

@@ -85,11 +85,6 @@ pub fn same_finding<'a>(f: &Finding, after: &'a Report) -> Option<&'a Finding> {
     })
 }
 
-/// The findings the text report numbers `1.`, `2.`…: the shown ones, in the report's order.
-pub fn shown(report: &Report) -> Vec<&Finding> {
-    report.findings.iter().filter(|f| f.hidden.is_none()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

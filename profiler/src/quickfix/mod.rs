@@ -148,8 +148,8 @@ pub(crate) fn no(why: impl Into<String>) -> NoFix {
 /// What a finding's location names at its line, from [`crate::report::Location::expression`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Hint {
-    /// `String.replaceAll(…)`: the simple class name and the method.
-    Call { owner: String, method: String },
+    /// `String.replaceAll(…)`: the method (after the class's simple name).
+    Call { method: String },
     /// `new ArrayList(…)`.
     New { class: String },
     /// `the string concatenation`.
@@ -174,8 +174,8 @@ impl Hint {
             return Hint::New { class: class.to_string() };
         }
         if let Some(call) = e.strip_suffix("(…)").or_else(|| e.strip_suffix("()")) {
-            if let Some((owner, method)) = call.rsplit_once('.') {
-                return Hint::Call { owner: owner.to_string(), method: method.to_string() };
+            if let Some((_, method)) = call.rsplit_once('.') {
+                return Hint::Call { method: method.to_string() };
             }
         }
         Hint::Other
@@ -202,11 +202,11 @@ impl Subject {
 pub struct Target<'a> {
     pub subject: Subject,
     pub text: &'a str,
-    pub others: &'a [String],
+    pub others: &'a [&'a str],
 }
 
 impl<'a> Target<'a> {
-    pub fn new(finding: &Finding, text: &'a str, others: &'a [String]) -> Target<'a> {
+    pub fn new(finding: &Finding, text: &'a str, others: &'a [&'a str]) -> Target<'a> {
         Target { subject: Subject::of(finding), text, others }
     }
 }
@@ -315,14 +315,8 @@ mod tests {
 
     #[test]
     fn hints_read_a_locations_words() {
-        assert_eq!(
-            Hint::of(Some("String.replaceAll(…)")),
-            Hint::Call { owner: "String".into(), method: "replaceAll".into() }
-        );
-        assert_eq!(
-            Hint::of(Some("Config.sectionNames()")),
-            Hint::Call { owner: "Config".into(), method: "sectionNames".into() }
-        );
+        assert_eq!(Hint::of(Some("String.replaceAll(…)")), Hint::Call { method: "replaceAll".into() });
+        assert_eq!(Hint::of(Some("Config.sectionNames()")), Hint::Call { method: "sectionNames".into() });
         assert_eq!(Hint::of(Some("new ArrayList(…)")), Hint::New { class: "ArrayList".into() });
         assert_eq!(Hint::of(Some("boxing to Long")), Hint::Boxing { to: "Long".into() });
         assert_eq!(Hint::of(Some("the string concatenation")), Hint::Concat);

@@ -123,12 +123,10 @@ fn is_constant(src: &Source<'_>, n: Node<'_>) -> bool {
     let name = src.text_of(n);
     super::syntax::descendants(src.tree.root_node()).any(|d| {
         d.kind() == "field_declaration" && {
-            let text = src.text_of(d);
             let modifiers = d.child(0).filter(|m| m.kind() == "modifiers").map(|m| src.text_of(m)).unwrap_or("");
             let mut c = d.walk();
             modifiers.contains("static")
                 && modifiers.contains("final")
-                && text.contains('"')
                 && d.children_by_field_name("declarator", &mut c).any(|v| {
                     v.child_by_field_name("name").is_some_and(|id| src.text_of(id) == name)
                         && v.child_by_field_name("value").is_some_and(|x| x.kind() == "string_literal")

@@ -13,10 +13,7 @@ pub struct Source<'t> {
 impl<'t> Source<'t> {
     /// `None` when tree-sitter-java cannot be loaded (a version mismatch of the grammar).
     pub fn parse(text: &'t str) -> Option<Source<'t>> {
-        let mut parser = Parser::new();
-        parser.set_language(&tree_sitter_java::LANGUAGE.into()).ok()?;
-        let tree = parser.parse(text, None)?;
-        Some(Source { text, tree })
+        Some(Source { text, tree: parse_java(text)? })
     }
 
     pub fn text_of(&self, n: Node<'_>) -> &'t str {
@@ -159,6 +156,14 @@ impl<'t> Source<'t> {
             None => (0, format!("import {class};{nl}{nl}")),
         }
     }
+}
+
+/// `text` parsed by tree-sitter-java (it parses what it can of a file with errors); `None` when the
+/// grammar cannot be loaded (a version mismatch).
+pub fn parse_java(text: &str) -> Option<Tree> {
+    let mut parser = Parser::new();
+    parser.set_language(&tree_sitter_java::LANGUAGE.into()).ok()?;
+    parser.parse(text, None)
 }
 
 /// Whether a class can be named by its simple name in a file.

@@ -58,7 +58,7 @@ type Removal = (Vec<Edit>, usize, Vec<String>);
 
 /// The edits that remove field `name` and the statements filling it, how many statements, and the
 /// calls in their arguments that will no longer be made.
-fn removal(src: &Source<'_>, name: &str, others: &[String]) -> Result<Removal, super::NoFix> {
+fn removal(src: &Source<'_>, name: &str, others: &[&str]) -> Result<Removal, super::NoFix> {
     if others.iter().any(|o| mentions_word(o, name)) {
         return Err(no(format!("another source file of the workspace names `{name}`")));
     }

@@ -5,7 +5,7 @@
 
 use anyhow::{bail, Context};
 use bloatlens_profiler::javac;
-use bloatlens_profiler::quickfix::measure::{same_finding, shown, Saving};
+use bloatlens_profiler::quickfix::measure::{same_finding, Saving};
 use bloatlens_profiler::quickfix::{apply, fix_for, unified_diff, Target};
 use bloatlens_profiler::report::{Finding, Report};
 use clap::Args;
@@ -53,7 +53,7 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
         Some(path) => (read_report(path)?, Vec::new()),
         None => profile(&a, &a.profile_target(&given), &scratch.path().join("before"))?,
     };
-    let findings = shown(&before);
+    let findings = before.shown();
     let Some(n) = a.finding else {
         list(&findings, &given);
         return Ok(0);
@@ -67,6 +67,7 @@ pub fn fix_command(a: FixArgs) -> anyhow::Result<i32> {
     })?;
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let others = other_sources(&file);
+    let others: Vec<&str> = others.iter().map(String::as_str).collect();
     let fix = match fix_for(&Target::new(f, &text, &others)) {
         Ok(fix) => fix,
         Err(why) => {
@@ -170,10 +171,14 @@ fn list(findings: &[&Finding], given: &Path) {
             None if given.is_file() => "in another file".to_string(),
             None => "its source is not under the directory (or is there several times)".to_string(),
             Some(file) => match std::fs::read_to_string(&file) {
-                Ok(text) => match fix_for(&Target::new(f, &text, &other_sources(&file))) {
-                    Ok(fix) => format!("fix: {} [{}]", fix.title, fix.kind),
-                    Err(why) => format!("no fix: {why}"),
-                },
+                Ok(text) => {
+                    let others = other_sources(&file);
+                    let others: Vec<&str> = others.iter().map(String::as_str).collect();
+                    match fix_for(&Target::new(f, &text, &others)) {
+                        Ok(fix) => format!("fix: {} [{}]", fix.title, fix.kind),
+                        Err(why) => format!("no fix: {why}"),
+                    }
+                }
                 Err(e) => format!("{}: {e}", file.display()),
             },
         };

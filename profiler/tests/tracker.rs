@@ -1,8 +1,24 @@
 //! The tracker hooks fire for what a program does: a program with known work in, counts out.
+//!
+//! Every test runs the same tracker type, [`Probe`] (a counter, a taint tracker, one that can crash
+//! and one that records thread switches): each tracker type is another copy of the interpreter to
+//! compile, and this keeps the test binary to one.
 
-use bloatlens_profiler::run::{run_with, RunConfig};
-use bloatlens_profiler::vm::{CountingTracker, NoTracker, Outcome};
+use bloatlens_profiler::run::{run, run_with, RunConfig, RunResult};
+use bloatlens_profiler::vm::{CountingTracker, Outcome};
 use std::process::Command;
+
+/// The trackers of every test, in one run: those a test does not ask for see the run and change
+/// nothing ([`CrashingTracker`] crashes only at the allocation it is given).
+type Probe = (CountingTracker, taint::Taint, (CrashingTracker, ThreadTells));
+
+fn probe() -> Probe {
+    Default::default()
+}
+
+fn run_probe(config: &RunConfig, probe: Probe) -> (RunResult, Probe) {
+    run_with(config, probe).unwrap()
+}
 
 const PROGRAM: &str = r#"
 public class Work {
@@ -35,8 +51,8 @@ fn compiled(name: &str, source: &str) -> (tempfile::TempDir, RunConfig) {
 #[test]
 fn hooks_count_what_the_program_does() {
     let (_dir, config) = compiled("Work", PROGRAM);
-    let (plain, _) = run_with(&config, NoTracker).unwrap();
-    let (result, counts) = run_with(&config, CountingTracker::default()).unwrap();
+    let plain = run(&config).unwrap();
+    let (result, (counts, ..)) = run_probe(&config, probe());
     assert!(matches!(result.outcome, Outcome::Exited(0)), "{:?}", result.outcome);
     assert_eq!(String::from_utf8_lossy(&result.stdout), "999000\n");
     // The tracker does not change what the program computes or how much it executes (up to the
@@ -142,7 +158,7 @@ public class Flow {
 #[test]
 fn shadows_carry_a_value_through_every_kind_of_storage() {
     let (_dir, config) = compiled("Flow", TAINT_PROGRAM);
-    let (result, taint) = run_with(&config, taint::Taint::default()).unwrap();
+    let (result, (_, taint, _)) = run_probe(&config, probe());
     assert_eq!(String::from_utf8_lossy(&result.stdout), format!("{} 5\n", taint::MAGIC * 2));
     let out = taint.static_stores.iter().find(|s| s.0 == taint::MAGIC * 2).expect("the store to OUT");
     assert!(out.1, "taint went static → call → arithmetic → element → clone → field → arithmetic → static");
@@ -150,7 +166,8 @@ fn shadows_carry_a_value_through_every_kind_of_storage() {
     assert!(!clean.1, "an untainted element stays untainted");
 }
 
-/// Crashes (a panic, as a bug of ours would) at its `at`-th allocation.
+/// Crashes (a panic, as a bug of ours would) at its `at`-th allocation (never when it is 0).
+#[derive(Default)]
 struct CrashingTracker {
     at: u64,
     allocations: u64,
@@ -160,7 +177,7 @@ struct CrashingTracker {
 impl bloatlens_profiler::vm::Tracker for CrashingTracker {
     fn on_alloc(&mut self, _: &bloatlens_profiler::vm::tracker::Context, _: &bloatlens_profiler::vm::tracker::Alloc) {
         self.allocations += 1;
-        if self.allocations == self.at {
+        if self.at > 0 && self.allocations == self.at {
             panic!("a tracker crashed on purpose");
         }
     }
@@ -174,10 +191,12 @@ impl bloatlens_profiler::vm::Tracker for CrashingTracker {
 #[test]
 fn a_crash_keeps_what_the_trackers_saw() {
     let (_dir, config) = compiled("Work", PROGRAM);
-    let (_, counts) = run_with(&config, CountingTracker::default()).unwrap();
+    let (_, (counts, ..)) = run_probe(&config, probe());
     // Late in main: after the 1000 cells.
     let at = counts.allocations - 2;
-    let (result, tracker) = run_with(&config, CrashingTracker { at, allocations: 0, finished: false }).unwrap();
+    let mut crashing = probe();
+    crashing.2 .0.at = at;
+    let (result, (.., (tracker, _))) = run_probe(&config, crashing);
     match &result.outcome {
         Outcome::Stopped(e) => assert!(e.to_string().contains("a tracker crashed on purpose"), "{e}"),
         other => panic!("expected a stopped run, got {other:?}"),
@@ -232,7 +251,7 @@ impl bloatlens_profiler::vm::Tracker for ThreadTells {
 #[test]
 fn the_thread_is_told_when_it_changes() {
     let (_dir, config) = compiled("Threads", THREADS);
-    let (result, t) = run_with(&config, ThreadTells::default()).unwrap();
+    let (result, (.., (_, t))) = run_probe(&config, probe());
     assert_eq!(String::from_utf8_lossy(&result.stdout), "1199988\n", "{:?}", result.outcome);
     assert!(t.calls > 400_000, "both workers' calls are seen: {}", t.calls);
     assert_eq!(t.calls_untold, 0);

@@ -18,6 +18,10 @@ export function register(status: StatusBar): vscode.Disposable[] {
 const line = (r: vscode.Range) => r.start.line;
 
 async function dump(out: string, status: StatusBar): Promise<void> {
+  // The status first: the server publishes its state before the status that follows it, so
+  // everything read after the status is at least as new as the status says.
+  const current = status.current;
+  const runs = status.runs;
   const diagnostics = vscode.languages.getDiagnostics().map(([uri, ds]) => ({
     uri: uri.toString(),
     diagnostics: ds.map((d) => ({
@@ -63,8 +67,8 @@ async function dump(out: string, status: StatusBar): Promise<void> {
     lenses,
     hovers,
     quickFixes,
-    status: status.current,
-    runs: status.runs,
+    status: current,
+    runs,
   };
   await fs.writeFile(out, JSON.stringify(state, null, 2));
 }

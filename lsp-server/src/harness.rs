@@ -20,6 +20,8 @@ pub struct Editor {
     pub root: PathBuf,
     /// The server's `XDG_CACHE_HOME`.
     cache: PathBuf,
+    /// The server's `TMPDIR`: its scratch directory is made there, inside the test's own.
+    tmp: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -74,19 +76,30 @@ impl Editor {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         }
-        Editor::spawn(server, dir, root, options, capabilities)
+        let tmp = dir.path().canonicalize().unwrap().join("tmp");
+        Editor::spawn(server, dir, root, tmp, options, capabilities)
     }
 
-    /// A second editor (a second server) on `other`'s workspace, as a second window would be.
+    /// A second editor (a second server) on `other`'s workspace, as a second window on the same
+    /// machine would be (the same temp dir).
     pub fn beside(server: &Path, other: &Editor, options: Value) -> Editor {
-        Editor::spawn(server, tempfile::tempdir().unwrap(), other.root.clone(), options, json!({}))
+        Editor::spawn(server, tempfile::tempdir().unwrap(), other.root.clone(), other.tmp.clone(), options, json!({}))
     }
 
-    fn spawn(server: &Path, dir: tempfile::TempDir, root: PathBuf, options: Value, capabilities: Value) -> Editor {
+    fn spawn(
+        server: &Path,
+        dir: tempfile::TempDir,
+        root: PathBuf,
+        tmp: PathBuf,
+        options: Value,
+        capabilities: Value,
+    ) -> Editor {
         let cache = dir.path().canonicalize().unwrap().join("cache");
         share_class_archives(&shared_class_archives(), &cache.join("bloatlens").join(ARCHIVES));
+        std::fs::create_dir_all(&tmp).unwrap();
         let mut child = Command::new(server)
             .env("XDG_CACHE_HOME", &cache)
+            .env("TMPDIR", &tmp)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -116,7 +129,7 @@ impl Editor {
                 return;
             }
         });
-        let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), cache, _dir: dir };
+        let mut ed = Editor { child, stdin, incoming, next_id: 1, root: root.clone(), cache, tmp, _dir: dir };
         let mut caps = json!({
             "general": {"positionEncodings": ["utf-16"]},
             "window": {"workDoneProgress": true, "showDocument": {"support": true}},
@@ -312,6 +325,32 @@ impl Editor {
         let kb: u64 =
             status.lines().find_map(|l| l.strip_prefix("VmRSS:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
         Some(kb * 1024)
+    }
+
+    /// The server's temp dir (`TMPDIR`), where it makes its scratch directory.
+    pub fn temp_dir(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends the server `signal` (`TERM`, `KILL`, …) as an editor stopping it would, and waits
+    /// for it to end; its exit status.
+    pub fn signal(&mut self, signal: &str) -> std::process::ExitStatus {
+        let sent = Command::new("kill").arg(format!("-{signal}")).arg(self.child.id().to_string()).status().unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        panic!("the server did not end on SIG{signal}");
     }
 
     /// Shuts down cleanly; fails if the server sent anything the test did not consume.

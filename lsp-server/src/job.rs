@@ -87,7 +87,7 @@ pub fn cache_dir(source_root: &Path) -> Result<PathBuf, String> {
     use std::hash::{Hash, Hasher};
     let mut scratch = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
     if scratch.is_none() {
-        let made = private_dir::scratch("bloatlens-lsp-")
+        let made = private_dir::owned_scratch("bloatlens-lsp-")
             .map_err(|e| format!("Bloatlens cannot create its scratch directory: {e}"))?;
         *scratch = Some(made);
     }

@@ -1373,3 +1373,45 @@ fn a_checked_quick_fix_is_offered_applied_and_its_saving_measured() {
     assert!(titles.iter().any(|t| t.starts_with("Bloatlens quick fix: −") && t.contains("instructions")), "{titles:?}");
     ed.finish();
 }
+
+/// The server's scratch directory (the workspace's classes, the fixes' checks) lives as long as
+/// the server: what one killed outright (SIGKILL, which it cannot catch) left is removed by the
+/// next server on the machine, and an editor that stops a server with SIGTERM leaves nothing.
+#[test]
+fn the_scratch_directory_does_not_outlive_its_server() {
+    let server = Path::new(env!("CARGO_BIN_EXE_bloatlens-lsp"));
+    let scratch_in = |tmp: &Path| -> Vec<std::path::PathBuf> {
+        let mut dirs: Vec<_> = std::fs::read_dir(tmp)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("bloatlens-lsp-"))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        dirs
+    };
+    let mut first = start(&[("Main.java", &fixture("result_per_call"))], json!({}));
+    let tmp = first.temp_dir().to_path_buf();
+    let u = first.open("Main.java");
+    save_and_profile(&mut first, &u);
+    let killed = scratch_in(&tmp);
+    assert_eq!(killed.len(), 1, "one scratch directory: {killed:?}");
+    let owner = std::fs::read_to_string(killed[0].join("owner.pid")).unwrap();
+    assert_eq!(owner.trim(), first.pid().to_string(), "it names its server");
+
+    let status = first.signal("KILL");
+    assert!(!status.success());
+    assert!(killed[0].exists(), "a killed server cannot remove it");
+    let mut second = Editor::beside(server, &first, json!({}));
+    let u = second.open("Main.java");
+    second.save(&u);
+    second.progress();
+    assert!(!second.diagnostics(&u).is_empty());
+    let now = scratch_in(&tmp);
+    assert!(!now.contains(&killed[0]), "the next server removed the killed one's: {now:?}");
+    assert_eq!(now.len(), 1, "{now:?}");
+
+    let status = second.signal("TERM");
+    assert_eq!(status.code(), Some(128 + 15), "ended as SIGTERM ends a process");
+    assert_eq!(scratch_in(&tmp), Vec::<std::path::PathBuf>::new(), "SIGTERM removes the server's own");
+}

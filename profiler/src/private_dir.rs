@@ -38,6 +38,63 @@ pub fn user_id() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// The file in an [`owned_scratch`] directory that names the process it belongs to.
+const OWNER_FILE: &str = "owner.pid";
+
+/// How old a directory of the prefix without an owner file must be before it counts as abandoned
+/// (one of a version that wrote none, or one a late writer made again after its owner removed it).
+const UNOWNED_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// A [`scratch`] directory that names its process (a file holding its pid), for a long-lived
+/// process such as the language server. Making one first removes the user's directories of the
+/// same prefix whose process is gone — a server killed by its editor (a signal it cannot catch)
+/// or one that crashed leaves its directory behind, and nothing else would ever remove it.
+pub fn owned_scratch(prefix: &str) -> io::Result<tempfile::TempDir> {
+    let dir = scratch(prefix)?;
+    std::fs::write(dir.path().join(OWNER_FILE), std::process::id().to_string())?;
+    if let Some(parent) = dir.path().parent() {
+        remove_abandoned(parent, prefix, dir.path());
+    }
+    Ok(dir)
+}
+
+/// Removes the directories `prefix*` in `parent` (other than `mine`) that the user owns and whose
+/// process is gone: the pid in their owner file names no live process, or they have no owner
+/// file and are older than [`UNOWNED_AGE`]. A pid reused by another process keeps its directory.
+fn remove_abandoned(parent: &Path, prefix: &str, mine: &Path) {
+    for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let path = entry.path();
+        // Only names `scratch` makes: the prefix and tempfile's six random characters.
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let made_here = name
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.len() == 6 && rest.chars().all(|c| c.is_ascii_alphanumeric()));
+        if path == mine || !made_here {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        if !meta.is_dir() || meta.uid() != user_id() {
+            continue;
+        }
+        let abandoned = match std::fs::read_to_string(path.join(OWNER_FILE)) {
+            Ok(pid) => pid.trim().parse::<i32>().is_ok_and(|pid| !alive(pid)),
+            Err(_) => meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > UNOWNED_AGE),
+        };
+        if abandoned {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
+/// Whether a process `pid` exists (one of another user's counts: it cannot be signalled, but it is there).
+fn alive(pid: i32) -> bool {
+    use nix::errno::Errno;
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) => true,
+        Err(e) => e != Errno::ESRCH,
+    }
+}
+
 /// A new private directory with an unpredictable name under the system's temp dir, removed when
 /// dropped: `tempfile` creates it fresh (mode 0700, never an existing path or a symlink's target).
 pub fn scratch(prefix: &str) -> io::Result<tempfile::TempDir> {
@@ -80,6 +137,31 @@ mod tests {
         let file = base.path().join("file");
         std::fs::write(&file, "").unwrap();
         assert!(ensure(&file).unwrap_err().to_string().contains("not a directory"));
+    }
+
+    #[test]
+    fn a_scratch_directory_whose_process_is_gone_is_removed_by_the_next_one() {
+        let parent = tempfile::tempdir().unwrap();
+        let make = |name: &str, owner: Option<&str>| {
+            let d = parent.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("Main.class"), b"x").unwrap();
+            if let Some(pid) = owner {
+                std::fs::write(d.join(OWNER_FILE), pid).unwrap();
+            }
+            d
+        };
+        // A pid far above any pid_max (2^22) names no process.
+        let dead = make("bloatlens-t-dead01", Some("2147483000"));
+        let live = make("bloatlens-t-live01", Some(&std::process::id().to_string()));
+        let unowned = make("bloatlens-t-new001", None);
+        let other = make("another-tool-dead", Some("2147483000"));
+        let longer = make("bloatlens-t-latency", Some("2147483000"));
+        let mine = make("bloatlens-t-mine01", Some("2147483000"));
+        remove_abandoned(parent.path(), "bloatlens-t-", &mine);
+        assert!(!dead.exists(), "its process is gone");
+        assert!(live.exists() && unowned.exists() && other.exists() && longer.exists() && mine.exists());
+        assert!(!alive(2147483000) && alive(std::process::id() as i32));
     }
 
     #[test]

@@ -1000,7 +1000,8 @@ struct BuildDir(tempfile::TempDir);
 impl BuildDir {
     fn new() -> anyhow::Result<BuildDir> {
         // Private (0700, an unpredictable name): what is compiled there is run.
-        let dir = bloatlens_profiler::private_dir::scratch("bloatlens-build-").context("creating a build directory")?;
+        let dir =
+            bloatlens_profiler::private_dir::owned_scratch("bloatlens-build-").context("creating a build directory")?;
         if let Ok(mut registered) = BUILD_DIR.lock() {
             *registered = Some(dir.path().to_path_buf());
         }

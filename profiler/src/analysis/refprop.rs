@@ -53,6 +53,10 @@ struct Stats {
     /// Of the stores, those as a JDK map's key (`HashMap.Node.key`): the map reads a key by its
     /// hash and equality, not by loading it, so a key is in use however rarely it is loaded.
     key_writes: u64,
+    /// Stores made by the library method that made the object, into a field: a collection's
+    /// view or table, a lazily built cache, kept by the library for itself (`this.entrySet =
+    /// new EntrySet()`). Not the user's to stop.
+    own_writes: u64,
     /// Distinct call/return sites and heap read/write sites its references passed through.
     call_sites: FxHashSet<Site>,
     heap_sites: FxHashSet<Site>,
@@ -226,8 +230,11 @@ impl Tracker for RefPropTracker {
                     .is_some_and(|class| self.is_map_key(cx.classes, class, slot)),
                 _ => false,
             };
+            let made_by = self.objects.producers[p as usize].site.method;
+            let own = matches!(to, HeapLoc::Field { .. }) && made_by == site.method && !cx.is_user(site.method);
             let s = &mut self.stats[p as usize];
             s.key_writes += key as u64;
+            s.own_writes += own as u64;
             s.writes += 1;
             s.heap_sites.insert(site);
             count_at(&mut s.stores, site);
@@ -574,7 +581,7 @@ impl RefPropTracker {
                 by_kind.entry(Kind::LowUtility).or_default().push(f);
             }
             // Write-read imbalance, for objects that do reach the heap.
-            let writes = st.writes - st.key_writes;
+            let writes = st.writes - st.key_writes - st.own_writes;
             if writes > 0 && (st.reads == 0 || writes as f64 >= s.imbalance_ratio * st.reads as f64) {
                 let ratio = if st.reads == 0 { f64::INFINITY } else { writes as f64 / st.reads as f64 };
                 let msg = if st.reads == 0 {

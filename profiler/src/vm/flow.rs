@@ -7,8 +7,9 @@
 //! exception handler's fresh stack overwrites.
 //!
 //! Calls are handled in [`Vm::track_call`] (reference arguments and the receiver), natives in
-//! [`Vm::track_native`] (a native consumes its arguments and produces a new value), allocations
-//! by the interpreter's `on_alloc`, bulk copies by the natives that do them.
+//! [`Vm::track_native`] (a native consumes its arguments and produces a new value; `Unsafe`'s
+//! reference loads and stores are heap loads and stores, [`Vm::track_unsafe_reference`]),
+//! allocations by the interpreter's `on_alloc`, bulk copies by the natives that do them.
 
 use super::class::{ClassId, MethodId};
 use super::heap::{Heap, ObjData, Ref};
@@ -326,6 +327,50 @@ impl<T: Tracker> Vm<T> {
             }
             slot += k.slots();
         }
+    }
+
+    /// `Unsafe`'s reference accessors, called from `site` with their arguments at `at` (the
+    /// `Unsafe` instance, the holder, the offset, …): how reflection (`Field.get`/`set`),
+    /// `VarHandle`s and atomic updaters read and write reference fields, statics and elements. A
+    /// store (`putReference`, a `compareAndSet`/`compareAndExchange` that finds the expected
+    /// reference) is told now as the `putfield` it stands for; a load's location is returned, to
+    /// be told with the reference the native returns ([`Vm::track_unsafe_load`]).
+    pub(super) fn track_unsafe_reference(
+        &mut self,
+        t: &JThread,
+        site: Site,
+        m: MethodId,
+        at: usize,
+    ) -> Option<HeapLoc> {
+        let method = &self.methods[m as usize];
+        if &*self.classes[method.class as usize].name != "jdk/internal/misc/Unsafe" {
+            return None;
+        }
+        let name = method.name.strip_suffix("Volatile").unwrap_or(&method.name);
+        let (holder, offset) = (t.stack[at + 1] as Ref, t.stack[at + 2] as i64);
+        let value_slot = match name {
+            "getReference" => return super::natives::memory::reference_at(self, holder, offset).map(|(loc, _)| loc),
+            "putReference" => at + 4,
+            "compareAndSetReference" | "compareAndExchangeReference" => {
+                let (_, current) = super::natives::memory::reference_at(self, holder, offset)?;
+                if current != t.stack[at + 4] {
+                    return None;
+                }
+                at + 5
+            }
+            _ => return None,
+        };
+        let (loc, _) = super::natives::memory::reference_at(self, holder, offset)?;
+        let cx = Context { frames: &t.frames, methods: &self.methods, classes: &self.classes };
+        let value = Value { bits: t.stack[value_slot], is_ref: true };
+        self.tracker.flow_store(&cx, site, loc, value, 4, value_slot);
+        None
+    }
+
+    /// An `Unsafe` reference load from `loc` at `site` returned `value` into slot `dst`.
+    pub(super) fn track_unsafe_load(&mut self, t: &JThread, site: Site, loc: HeapLoc, value: u64, dst: usize) {
+        let cx = Context { frames: &t.frames, methods: &self.methods, classes: &self.classes };
+        self.tracker.flow_load(&cx, site, loc, Value { bits: value, is_ref: true }, dst);
     }
 
     /// A native `m` called from `site` consumes its arguments in `[at, at + nargs)`; references

@@ -6,6 +6,7 @@
 use super::{NativeFn, Registry, VmResult};
 use crate::vm::class::ClassKind;
 use crate::vm::heap::{ObjData, Ref};
+use crate::vm::tracker::HeapLoc;
 use crate::vm::{Fault, JThread, Tracker, Vm, VmError};
 
 pub(crate) const ARRAY_BASE: i64 = 16;
@@ -154,6 +155,22 @@ fn place<T: Tracker>(vm: &Vm<T>, o: Ref, off: i64) -> Place {
     match vm.heap.get(o).data {
         ObjData::Fields(_) => Place::Field(o, off as usize),
         _ => Place::Array(o, (off - ARRAY_BASE) as usize),
+    }
+}
+
+/// The heap location an `Unsafe` access of a reference at `off` of `o` reaches, and the reference
+/// it holds now (none off the heap or out of bounds).
+pub(crate) fn reference_at<T: Tracker>(vm: &Vm<T>, o: Ref, off: i64) -> Option<(HeapLoc, u64)> {
+    match place(vm, o, off) {
+        Place::Field(r, s) => Some((HeapLoc::Field { obj: r, slot: s as u32 }, *vm.fields(r).get(s)?)),
+        Place::Static(s) => Some((HeapLoc::Static { slot: s as u32 }, *vm.statics.get(s)?)),
+        Place::Array(r, byte) => match &vm.heap.get(r).data {
+            ObjData::Refs(a) if byte % 4 == 0 => {
+                Some((HeapLoc::Element { array: r, index: (byte / 4) as u32 }, *a.get(byte / 4)? as u64))
+            }
+            _ => None,
+        },
+        Place::Memory(_) => None,
     }
 }
 

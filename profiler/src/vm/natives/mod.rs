@@ -119,8 +119,10 @@ impl<T: Tracker> Vm<T> {
         if observing {
             self.tracker.on_native(site, m);
         }
+        let mut unsafe_load = None;
         if T::FLOW && observing {
             self.track_native(t, site, m, args_at, nargs);
+            unsafe_load = self.track_unsafe_reference(t, site, m, args_at);
         }
         t.natives.push((t.frames.len() as u32, m));
         let mut buf = [0u64; 16];
@@ -136,7 +138,10 @@ impl<T: Tracker> Vm<T> {
         if self.observing(t) {
             self.tell_thread();
             if T::FLOW {
-                self.tracker.flow_new(args_at);
+                match (unsafe_load, &result) {
+                    (Some(loc), Ok(value)) => self.track_unsafe_load(t, site, loc, *value, args_at),
+                    _ => self.tracker.flow_new(args_at),
+                }
             }
         }
         result

@@ -347,20 +347,20 @@ impl<T: Tracker> Vm<T> {
             return None;
         }
         let name = method.name.strip_suffix("Volatile").unwrap_or(&method.name);
-        let (holder, offset) = (t.stack[at + 1] as Ref, t.stack[at + 2] as i64);
-        let value_slot = match name {
-            "getReference" => return super::natives::memory::reference_at(self, holder, offset).map(|(loc, _)| loc),
-            "putReference" => at + 4,
-            "compareAndSetReference" | "compareAndExchangeReference" => {
-                let (_, current) = super::natives::memory::reference_at(self, holder, offset)?;
-                if current != t.stack[at + 4] {
-                    return None;
-                }
-                at + 5
-            }
+        // The slot of the reference stored (none for a load); a compare-and-set's expected one
+        // is the slot before it.
+        let stored = match name {
+            "getReference" => None,
+            "putReference" => Some(at + 4),
+            "compareAndSetReference" | "compareAndExchangeReference" => Some(at + 5),
             _ => return None,
         };
-        let (loc, _) = super::natives::memory::reference_at(self, holder, offset)?;
+        let (holder, offset) = (t.stack[at + 1] as Ref, t.stack[at + 2] as i64);
+        let (loc, current) = super::natives::memory::reference_at(self, holder, offset)?;
+        let Some(value_slot) = stored else { return Some(loc) };
+        if value_slot == at + 5 && current != t.stack[at + 4] {
+            return None;
+        }
         let cx = Context { frames: &t.frames, methods: &self.methods, classes: &self.classes };
         let value = Value { bits: t.stack[value_slot], is_ref: true };
         self.tracker.flow_store(&cx, site, loc, value, 4, value_slot);

@@ -155,11 +155,15 @@ mod tests {
         let dead = make("bloatlens-t-dead01", Some("2147483000"));
         let live = make("bloatlens-t-live01", Some(&std::process::id().to_string()));
         let unowned = make("bloatlens-t-new001", None);
+        let stale = make("bloatlens-t-old001", None);
+        let two_days_ago = std::time::SystemTime::now() - 2 * UNOWNED_AGE;
+        std::fs::File::open(&stale).unwrap().set_modified(two_days_ago).unwrap();
         let other = make("another-tool-dead", Some("2147483000"));
         let longer = make("bloatlens-t-latency", Some("2147483000"));
         let mine = make("bloatlens-t-mine01", Some("2147483000"));
         remove_abandoned(parent.path(), "bloatlens-t-", &mine);
         assert!(!dead.exists(), "its process is gone");
+        assert!(!stale.exists(), "no owner file, and older than a day");
         assert!(live.exists() && unowned.exists() && other.exists() && longer.exists() && mine.exists());
         assert!(!alive(2147483000) && alive(std::process::id() as i32));
     }

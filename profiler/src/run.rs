@@ -229,6 +229,10 @@ fn run_unguarded<T: Tracker>(
         gc_interval_bytes: config
             .gc_interval_bytes
             .unwrap_or((config.limits.max_heap_bytes / 4).clamp(1 << 20, 64 << 20)),
+        // A young generation asked for (lifetimes): the same program sees the same collections
+        // wherever it runs. Half a generation in, as after a typical start-up, so that a program
+        // allocating about a young generation still sees a collection mid-run.
+        first_collection_in_main: config.gc_interval_bytes.map(|young| young / 2),
         properties: config.properties.clone(),
         // Relative to the caller's directory, as a shell would take it; fixed before the program starts.
         cwd: match &config.cwd {

@@ -784,3 +784,34 @@ fn fix_lists_prints_checks_and_applies_a_quick_fix_and_compare_measures_it() {
         "{text}"
     );
 }
+
+/// Collections are counted from `main`: what start-up allocates depends on where the program runs
+/// (`user.dir`, the user's home), and must not move the program's collections and so its objects'
+/// lifetimes. The same program, run from directories of different lengths with a different home,
+/// gets the same lifetime findings to the object.
+#[test]
+fn lifetimes_do_not_depend_on_where_the_program_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/bloat/lifetime_mixed_factory/Main.java");
+    let src = dir.path().join("Main.java");
+    std::fs::copy(fixture, &src).unwrap();
+    let lifetimes = |cwd: &Path, home: &str| {
+        std::fs::create_dir_all(cwd).unwrap();
+        let out = dir.path().join("report.json");
+        let o = Command::new(env!("CARGO_BIN_EXE_bloatlens"))
+            .args(["profile", "--analyses", "lifetime", "--format", "json", "--output"])
+            .arg(&out)
+            .arg(&src)
+            .current_dir(cwd)
+            .env("HOME", home)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let findings = json_report(&out)["findings"].clone();
+        assert!(findings.as_array().is_some_and(|f| !f.is_empty()), "lifetime findings: {findings}");
+        findings
+    };
+    let near = lifetimes(&dir.path().join("a"), "/tmp");
+    let far = lifetimes(&dir.path().join("a".repeat(100)).join("b".repeat(100)), &format!("/tmp/{}", "h".repeat(150)));
+    assert_eq!(near, far);
+}

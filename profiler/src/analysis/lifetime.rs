@@ -4,7 +4,9 @@
 //! and its birth time. Time is bytes allocated; a death is observed by the collector (which, for
 //! this analysis, runs every `young_gen_bytes` of allocation, so "GCs survived" is the number of
 //! young collections an object lives through with a young generation of that size). The run ends
-//! with one more collection; objects alive after it are censored.
+//! with one more collection; objects alive after it are censored. Collections are counted from
+//! `main` (the VM's `first_collection_in_main`), so where they fall does not move with what the
+//! JDK's start-up allocated on this machine.
 //!
 //! Classes, by the GCs an object survived (ROLP's unit of time): **short** (died before its first
 //! collection), **medium** (survived 1–15: HotSpot's tenuring threshold), **long** (survived more,
@@ -393,6 +395,11 @@ impl LifetimeTracker {
                 bytes += r.bytes;
                 unknown += r.unknown;
                 outlived += r.outlived_hotspot_young;
+            }
+            // A class judged from a minority of the objects is a guess: most were born after the
+            // last young collection (the run allocated little) and were never seen to live or die.
+            if by_class.iter().sum::<u64>() * 2 < instances {
+                continue;
             }
             let Some(class) = majority(&by_class) else { continue };
             // Contexts whose own class differs from another's, each with a real share of the site.

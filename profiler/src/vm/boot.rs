@@ -182,6 +182,9 @@ impl<T: Tracker> Vm<T> {
             _ => return Outcome::Stopped(VmError::NoMainMethod(main_class.to_string())),
         };
         self.observe_from_main(class);
+        if let Some(first) = self.opts.first_collection_in_main {
+            self.heap.allocated_since_gc = self.opts.gc_interval_bytes.saturating_sub(first);
+        }
         // The main thread moves into its slot for the scheduler, and back at the end.
         self.threads[0].thread = Some(std::mem::take(t));
         self.scheduling = true;

@@ -98,6 +98,11 @@ pub struct Options {
     pub native_stack_budget: usize,
     /// Collect after this many bytes were allocated since the last collection.
     pub gc_interval_bytes: u64,
+    /// Bytes `main` allocates before its first collection (then one every `gc_interval_bytes`);
+    /// None: collections go on counting from start-up. What start-up allocates varies with the
+    /// paths and the environment (`user.dir`, the home directory), and would move every collection
+    /// of the program's run, and so its objects' lifetimes, with them.
+    pub first_collection_in_main: Option<u64>,
     /// System properties given as `-Dkey=value` (they override the VM's own, as with `java`).
     pub properties: Vec<(String, String)>,
     /// The program's working directory (`user.dir`, and what its relative paths resolve against);

@@ -97,6 +97,10 @@ pub struct Heap {
     pub allocated_bytes: u64,
     /// Bytes currently live, as of the last collection plus what was allocated since.
     pub live_bytes: u64,
+    /// Bytes counted toward the next collection: allocated since the last one, or, when `main`
+    /// starts with a young generation asked for, set ahead so collections fall at a fixed phase
+    /// from `main` (`Options::first_collection_in_main`); Eden's usage and the soft-reference
+    /// policy read it bounded by the live heap.
     pub allocated_since_gc: u64,
     pub collections: u64,
     pub objects_allocated: u64,
